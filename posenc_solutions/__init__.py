@@ -1,0 +1,60 @@
+"""Reference solutions for the posenc course: one module per chapter.
+
+Every function of the exercises' contract (``EXERCISES.md``) is re-exported here.
+"""
+
+from .sinusoidal import sinusoidal_row, sinusoidal_table
+from .learned import (
+    add_positions,
+    learned_table_parameters,
+    position_parameter_count,
+    interpolate_position_table,
+)
+from .relative import (
+    relative_position_matrix,
+    causal_mask,
+    clipped_relative_bias,
+    t5_relative_position_bucket,
+    t5_relative_bias,
+)
+from .rope import (
+    rope_frequencies,
+    apply_rope,
+    pair_norms,
+    rotation_2d,
+    rope_score_2d,
+    rope_score_from_offset,
+)
+from .alibi import alibi_slopes, alibi_bias, masked_softmax, alibi_attention
+from .decoding import (
+    position_ids_from_attention_mask,
+    decode_position_ids,
+    first_bad_decode_step,
+)
+from .diagnostics import (
+    mean_attention_distance,
+    attention_entropy,
+    shift_invariance_gap,
+    needle_attention_by_depth,
+)
+
+#: The contract's functions, grouped by exercise, in the order the notebook teaches them.
+EXERCISES = {
+    "ex01": ("sinusoidal_row", "sinusoidal_table"),
+    "ex02": ("add_positions",),
+    "ex03": ("relative_position_matrix", "causal_mask"),
+    "ex04": ("clipped_relative_bias", "t5_relative_position_bucket", "t5_relative_bias"),
+    "ex05": ("rope_frequencies", "apply_rope", "pair_norms"),
+    "ex06": ("rotation_2d", "rope_score_2d", "rope_score_from_offset"),
+    "ex07": ("alibi_slopes", "alibi_bias", "masked_softmax", "alibi_attention"),
+    "ex08": ("learned_table_parameters", "position_parameter_count", "interpolate_position_table"),
+    "ex09": ("position_ids_from_attention_mask", "decode_position_ids", "first_bad_decode_step"),
+    "ex10": (
+        "mean_attention_distance",
+        "attention_entropy",
+        "shift_invariance_gap",
+        "needle_attention_by_depth",
+    ),
+}
+
+__all__ = [name for names in EXERCISES.values() for name in names] + ["EXERCISES"]
