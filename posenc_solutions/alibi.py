@@ -97,9 +97,10 @@ def masked_softmax(logits, mask):
     hidden = np.where(mask, logits, -np.inf)
     row_max = np.max(hidden, axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
-    exp = np.exp(hidden - row_max)
-    total = np.sum(exp, axis=-1, keepdims=True)
-    return exp / np.where(total > 0, total, 1.0)
+    weights = np.exp(hidden - row_max)
+    total = np.sum(weights, axis=-1, keepdims=True)
+    weights /= np.where(total > 0, total, 1.0)
+    return weights
 
 
 def alibi_attention(scores, slopes, query_positions, key_positions, causal=True):
@@ -133,9 +134,10 @@ def alibi_attention(scores, slopes, query_positions, key_positions, causal=True)
       [0.269 0.731 0.   ]
       [0.09  0.245 0.665]]]
     """
-    bias = alibi_bias(slopes, query_positions, key_positions)
+    logits = alibi_bias(slopes, query_positions, key_positions)
+    logits += np.asarray(scores)  # the bias enters before the softmax, in place to save memory
     if causal:
         mask = np.asarray(key_positions)[None, :] <= np.asarray(query_positions)[:, None]
     else:
-        mask = np.ones(bias.shape[1:], dtype=bool)
-    return masked_softmax(np.asarray(scores) + bias, mask)
+        mask = np.ones(logits.shape[1:], dtype=bool)
+    return masked_softmax(logits, mask)
