@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test demo bench lock clean
+.PHONY: install test demo bench notebook release lock clean
 
 install: $(STAMP)
 
@@ -20,7 +20,15 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 demo: $(STAMP)
-	$(BIN)/python scripts/demo.py
+	$(BIN)/python -m posenc_course.demo
+
+# source/posenc/exercises.ipynb is built from authoring/exercises.md and posenc_solutions.
+notebook: $(STAMP)
+	$(BIN)/python -m posenc_course.notebook
+
+# release/ is made by nbgrader from source/, never by hand.
+release: notebook
+	$(BIN)/nbgrader generate_assignment posenc --force
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_solutions.py

@@ -1,0 +1,65 @@
+"""Per-student, per-exercise scores from an nbgrader gradebook.
+
+    python -m posenc_course.report [gradebook.db]
+"""
+
+import argparse
+from collections import defaultdict
+
+from nbgrader.api import Gradebook, MissingEntry
+
+ASSIGNMENT = "posenc"
+NOTEBOOK = "exercises"
+
+
+def exercise_of(cell_name):
+    """``ex05_apply_rope_test`` -> ``ex05``."""
+    return cell_name.split("_", 1)[0]
+
+
+def exercise_scores(gradebook_path, assignment=ASSIGNMENT, notebook=NOTEBOOK):
+    """``{student: {exercise: (score, max_score)}}`` for every graded submission.
+
+    Students without a submitted notebook are left out.
+    """
+    scores = {}
+    with Gradebook(f"sqlite:///{gradebook_path}") as gradebook:
+        for student in gradebook.students:
+            try:
+                submitted = gradebook.find_submission_notebook(notebook, assignment, student.id)
+            except MissingEntry:
+                continue
+            per_exercise = defaultdict(lambda: [0.0, 0.0])
+            for grade in submitted.grades:
+                per_exercise[exercise_of(grade.name)][0] += grade.score
+                per_exercise[exercise_of(grade.name)][1] += grade.max_score
+            scores[student.id] = {ex: tuple(pair) for ex, pair in sorted(per_exercise.items())}
+    return scores
+
+
+def format_table(scores):
+    """A plain-text table: one row per student, one column per exercise, then the total."""
+    if not scores:
+        return "(no graded submissions)"
+    exercises = sorted({ex for row in scores.values() for ex in row})
+    maxima = {ex: max(row[ex][1] for row in scores.values() if ex in row) for ex in exercises}
+    width = max(len("student"), *(len(s) for s in scores))
+    header = f"{'student':<{width}} " + " ".join(f"{ex:>5}" for ex in exercises) + "   total"
+    lines = [header, f"{'(max)':<{width}} " + " ".join(f"{maxima[ex]:>5g}" for ex in exercises)
+             + f"   {sum(maxima.values()):g}", "-" * len(header)]
+    for student, row in sorted(scores.items()):
+        cells = " ".join(f"{row[ex][0]:>5g}" if ex in row else f"{'-':>5}" for ex in exercises)
+        total = sum(score for score, _ in row.values())
+        lines.append(f"{student:<{width}} {cells}   {total:g}/{sum(m for _, m in row.values()):g}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("gradebook", nargs="?", default="gradebook.db")
+    args = parser.parse_args(argv)
+    print(format_table(exercise_scores(args.gradebook)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Make submissions from the released notebook: the reference answers, blanks, and grafted mistakes.
+
+A submission starts from ``release/posenc/exercises.ipynb``, as a student would. Its
+answer cells can be filled with the reference answers of the source notebook, and any
+function in them replaced by other code, to model a student's mistake or a different
+correct answer.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_NOTEBOOK = ROOT / "source" / "posenc" / "exercises.ipynb"
+RELEASE_NOTEBOOK = ROOT / "release" / "posenc" / "exercises.ipynb"
+
+MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$\n?", re.M)
+
+
+def grade_id(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def is_answer_cell(cell):
+    return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution", False)
+
+
+def reference_answers(source_notebook=SOURCE_NOTEBOOK):
+    """The code of each answer cell of the source notebook, solution markers removed, by grade_id."""
+    notebook = nbformat.read(str(source_notebook), as_version=4)
+    return {grade_id(cell): MARKER.sub("", cell.source) for cell in notebook.cells if is_answer_cell(cell)}
+
+
+def replace_function(code, name, new_code):
+    """Replace the top-level ``def name`` in `code` by `new_code`."""
+    lines = code.split("\n")
+    for node in ast.parse(code).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+            return "\n".join(lines[:start] + new_code.strip("\n").split("\n") + lines[node.end_lineno:])
+    raise KeyError(f"no function {name!r} in this cell")
+
+
+def find_function_cell(notebook, name):
+    """The answer cell that defines function `name`."""
+    pattern = re.compile(rf"^def {re.escape(name)}\(", re.M)
+    for cell in notebook.cells:
+        if is_answer_cell(cell) and pattern.search(cell.source):
+            return cell
+    raise KeyError(f"no answer cell defines {name!r}")
+
+
+def make_submission(answers=None, functions=None, release_notebook=RELEASE_NOTEBOOK):
+    """A copy of the released notebook with answers filled in.
+
+    Parameters
+    ----------
+    answers : dict, optional
+        Code for answer cells, by grade_id (for example `reference_answers()`); cells not
+        named keep the release's stub.
+    functions : dict, optional
+        ``{function_name: code}``: each function is replaced, in the answer cell that
+        defines it, by `code`, which may hold helpers too.
+    """
+    notebook = nbformat.read(str(release_notebook), as_version=4)
+    for cell in notebook.cells:
+        if is_answer_cell(cell) and answers and grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    for name, code in (functions or {}).items():
+        cell = find_function_cell(notebook, name)
+        cell.source = replace_function(cell.source, name, code)
+    return notebook
+
+
+def write_submission(notebook, submitted_dir, student, assignment="posenc", filename="exercises.ipynb"):
+    """Write `notebook` where ``nbgrader autograde`` looks for it; return the path."""
+    path = Path(submitted_dir) / student / assignment / filename
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, str(path))
+    return path
