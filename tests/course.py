@@ -1,0 +1,40 @@
+"""Helpers for tests that run real nbgrader commands in a temporary course directory."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def nbgrader_env(**extra):
+    env = dict(os.environ)
+    # nbgrader runs `alembic` in a subprocess: put this Python's bin/ first on PATH.
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.update(extra)
+    return env
+
+
+def run_nbgrader(cwd, *args, env=None, timeout=1800):
+    """Run ``nbgrader ARGS`` in `cwd`; return the CompletedProcess, output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=cwd, env=env or nbgrader_env(), capture_output=True, text=True, timeout=timeout,
+    )
+
+
+def new_course(directory):
+    """A course directory holding this repository's config and source; return its path."""
+    course = Path(directory)
+    course.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
+    shutil.copytree(ROOT / "source", course / "source")
+    return course
+
+
+def generate(course):
+    result = run_nbgrader(course, "generate_assignment", "posenc", "--force")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return course / "release" / "posenc" / "exercises.ipynb"

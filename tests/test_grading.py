@@ -1,0 +1,251 @@
+"""The assignment grades right: real nbgrader commands, real kernels, a real SQLite gradebook.
+
+One class of students is autograded in a single ``nbgrader autograde`` run (module fixture):
+the reference answers, the blank release, every wrong answer of ``wrong_solutions``, an
+alternative correct answer per exercise, tampered tests, an endless loop and a malformed file.
+Each test then asserts on the gradebook, in the shape of nbgrader's own test suite.
+"""
+
+import csv
+import inspect
+import os
+import pwd
+import re
+
+import nbformat
+import pytest
+
+from posenc_course import report
+from posenc_course.submissions import make_submission, reference_answers, write_submission
+from posenc_solutions import EXERCISES
+
+from . import alternative_solutions
+from .course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
+from .wrong_solutions import WRONG
+
+MAX_POINTS = {"ex01": 5, "ex02": 4, "ex03": 5, "ex04": 11, "ex05": 9,
+              "ex06": 6, "ex07": 12, "ex08": 8, "ex09": 9, "ex10": 10}
+
+
+def alternative_code(name):
+    """Source of an alternative answer, with the private helpers it calls."""
+    function = getattr(alternative_solutions, name)
+    source = inspect.getsource(function)
+    helpers = [h for h in dir(alternative_solutions) if h.startswith("_") and not h.startswith("__")
+               and re.search(rf"\b{h}\(", source)]
+    return "\n\n".join([inspect.getsource(getattr(alternative_solutions, h)) for h in helpers] + [source])
+
+
+def drop_cells(notebook, grade_ids):
+    notebook.cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in grade_ids]
+    return notebook
+
+
+def edit_cells(notebook, prefix, new_source):
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and meta.get("grade_id", "").startswith(prefix):
+            cell.source = new_source
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Autograde a whole class once; yield (course, scores, autograde result, submitted names)."""
+    course = new_course(tmp_path_factory.mktemp("course"))
+    release = generate(course)
+    answers = reference_answers(course / "source" / "posenc" / "exercises.ipynb")
+    submitted = course / "submitted"
+
+    def submit(student, notebook):
+        write_submission(notebook, submitted, student)
+
+    submit("reference", make_submission(answers, release_notebook=release))
+    submit("blank", make_submission(release_notebook=release))
+    for label, (_, functions) in WRONG.items():
+        submit(f"wrong-{label}", make_submission(answers, functions, release_notebook=release))
+    for exercise, names in EXERCISES.items():
+        functions = {name: alternative_code(name) for name in names}
+        submit(f"alt-{exercise}", make_submission(answers, functions, release_notebook=release))
+
+    # Tampering: test cells emptied or deleted, with right and with wrong answers.
+    rope_wrong = WRONG["rope_half_split"][1]
+    submit("tamper-edited-right", edit_cells(make_submission(answers, release_notebook=release), "ex0", "pass"))
+    submit("tamper-edited-wrong", edit_cells(make_submission(answers, rope_wrong, release_notebook=release), "ex05", "assert True"))
+    all_tests = [c.metadata.nbgrader["grade_id"] for c in make_submission(release_notebook=release).cells
+                 if c.metadata.get("nbgrader", {}).get("grade")]
+    submit("tamper-deleted-right", drop_cells(make_submission(answers, release_notebook=release), all_tests[::2]))
+    submit("tamper-deleted-wrong", drop_cells(make_submission(answers, rope_wrong, release_notebook=release),
+                                             [t for t in all_tests if t.startswith("ex05")]))
+
+    # An endless loop at the top of one answer cell: ex03's causal_mask is never defined.
+    looping = make_submission(answers, release_notebook=release)
+    [cell] = [c for c in looping.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex03_causal_mask"]
+    cell.source = "while True:\n    pass\n\n" + cell.source
+    submit("endless-loop", looping)
+
+    # A file that is not a notebook at all.
+    broken = write_submission(make_submission(release_notebook=release), submitted, "malformed")
+    broken.write_text('{"cells": [{"cell_type": "code", "source": "truncated')
+
+    result = run_nbgrader(course, "autograde", "posenc", "--force")
+    scores = report.exercise_scores(course / "gradebook.db")
+    yield course, scores, result
+
+
+def assert_scores(scores, student, expected):
+    got = {ex: score for ex, (score, _) in scores[student].items()}
+    assert got == expected, f"{student}: expected {expected}, got {got}"
+
+
+def test_committed_release_is_what_generate_assignment_makes(tmp_path):
+    release = generate(new_course(tmp_path))
+    assert release.read_text() == (ROOT / "release" / "posenc" / "exercises.ipynb").read_text(), (
+        "release/ is stale: run `make release`")
+
+
+def test_committed_source_notebook_is_built_from_the_spec_and_the_package():
+    from posenc_course import notebook
+    assert notebook.main(["--check"]) == 0, "source/posenc/exercises.ipynb is stale: run `make notebook`"
+
+
+def test_release_holds_no_solution_and_no_hidden_test():
+    text = (ROOT / "release" / "posenc" / "exercises.ipynb").read_text()
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "Model answer"):
+        assert marker not in text
+    release = nbformat.reads(text, as_version=4)
+    source = nbformat.read(ROOT / "source" / "posenc" / "exercises.ipynb", as_version=4)
+    hidden_lines = set()
+    for cell in source.cells:
+        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", cell.source, re.S):
+            hidden_lines |= {line.strip() for line in block.splitlines() if len(line.strip()) > 25}
+    for answer in reference_answers().values():
+        # the body of every reference answer: lines after its docstring
+        hidden_lines |= {line.strip() for line in answer.split('"""')[-1].splitlines() if len(line.strip()) > 25}
+    released_lines = {line.strip() for c in release.cells if c.cell_type == "code" for line in c.source.splitlines()}
+    leaked = sorted(hidden_lines & released_lines)
+    assert not leaked, f"release shows hidden tests or solution code: {leaked[:5]}"
+    stubs = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert len(stubs) == 38 and all("raise NotImplementedError()" in c.source for c in stubs)
+
+
+def test_every_cell_id_belongs_to_its_exercise():
+    source = nbformat.read(ROOT / "source" / "posenc" / "exercises.ipynb", as_version=4)
+    points = {}
+    for cell in source.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") or meta.get("solution"):
+            assert re.match(r"ex(0[1-9]|10)_", meta["grade_id"]), meta["grade_id"]
+        if meta.get("grade"):
+            points[meta["grade_id"][:4]] = points.get(meta["grade_id"][:4], 0) + meta["points"]
+    assert points == MAX_POINTS
+
+
+def test_autograde_reports_the_malformed_notebook_and_grades_everyone_else(graded):
+    course, scores, result = graded
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "for student 'malformed'" in log and "Notebook does not appear to be JSON" in log
+    expected = {"reference", "blank", "endless-loop"} | {f"wrong-{w}" for w in WRONG} | {f"alt-{e}" for e in EXERCISES}
+    assert expected <= set(scores)
+    for student in expected:
+        assert (course / "autograded" / student / "posenc" / "exercises.ipynb").exists(), student
+
+
+def test_reference_gets_full_marks_and_blank_gets_zero(graded):
+    _, scores, _ = graded
+    assert_scores(scores, "reference", MAX_POINTS)
+    assert_scores(scores, "blank", {ex: 0 for ex in MAX_POINTS})
+
+
+@pytest.mark.parametrize("label", sorted(WRONG))
+def test_wrong_answer_loses_points_in_its_own_exercise_only(graded, label):
+    _, scores, _ = graded
+    exercise = WRONG[label][0]
+    got = {ex: score for ex, (score, _) in scores[f"wrong-{label}"].items()}
+    assert got[exercise] < MAX_POINTS[exercise], f"{label} was not caught by the tests of {exercise}"
+    assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
+
+
+def test_at_least_two_wrong_answers_per_exercise():
+    per_exercise = {ex: sum(1 for e, _ in WRONG.values() if e == ex) for ex in MAX_POINTS}
+    assert min(per_exercise.values()) >= 2, per_exercise
+
+
+@pytest.mark.parametrize("exercise", sorted(EXERCISES))
+def test_alternative_correct_answers_get_full_marks(graded, exercise):
+    _, scores, _ = graded
+    assert_scores(scores, f"alt-{exercise}", MAX_POINTS)
+
+
+def test_edited_test_cells_are_graded_with_the_original_tests(graded):
+    _, scores, _ = graded
+    assert_scores(scores, "tamper-edited-right", MAX_POINTS)
+    got = scores["tamper-edited-wrong"]
+    assert got["ex05"][0] < MAX_POINTS["ex05"]
+
+
+def test_deleted_test_cells_are_graded_with_the_original_tests(graded):
+    course, scores, _ = graded
+    assert_scores(scores, "tamper-deleted-right", MAX_POINTS)
+    assert scores["tamper-deleted-wrong"]["ex05"][0] < MAX_POINTS["ex05"]
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for student in ("tamper-deleted-right", "tamper-deleted-wrong", "tamper-edited-right"):
+            submission = gradebook.find_submission("posenc", student)
+            assert not submission.needs_manual_grade, f"{student} was left for manual grading"
+
+
+def test_endless_loop_costs_only_its_exercise(graded):
+    course, scores, _ = graded
+    got = {ex: score for ex, (score, _) in scores["endless-loop"].items()}
+    assert got["ex03"] < MAX_POINTS["ex03"]
+    assert {ex: s for ex, s in got.items() if ex != "ex03"} == {ex: m for ex, m in MAX_POINTS.items() if ex != "ex03"}
+    graded_nb = nbformat.read(course / "autograded" / "endless-loop" / "posenc" / "exercises.ipynb", as_version=4)
+    [cell] = [c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex03_causal_mask"]
+    assert any(o.get("ename") == "CellTimeoutError" or "Interrupt" in o.get("ename", "") for o in cell.outputs), cell.outputs
+
+
+def test_visible_tests_fail_with_a_message_not_a_bare_assertion(graded):
+    course, _, _ = graded
+    graded_nb = nbformat.read(course / "autograded" / "wrong-rope_half_split" / "posenc" / "exercises.ipynb", as_version=4)
+    [cell] = [c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex05_apply_rope_test"]
+    [error] = [o for o in cell.outputs if o.output_type == "error"]
+    assert error.ename == "AssertionError" and "expected" in error.evalue and "got" in error.evalue, error.evalue
+
+
+def test_full_exchange_cycle(tmp_path):
+    """release, fetch, submit, collect, autograde, feedback, export, with Exchange.root in tmp."""
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    course = new_course(tmp_path / "course")
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    home = tmp_path / "student-home"
+    home.mkdir()
+    (home / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.Exchange.root = {str(exchange)!r}\nc.CourseDirectory.course_id = 'posenc'\n")
+    student_env = nbgrader_env(HOME=str(home))
+    student = pwd.getpwuid(os.getuid()).pw_name  # the exchange names a submission after the OS user
+
+    def ok(result):
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result
+
+    generate(course)
+    ok(run_nbgrader(course, "release_assignment", "posenc"))
+    ok(run_nbgrader(home, "fetch_assignment", "posenc", env=student_env))
+    fetched = home / "posenc" / "exercises.ipynb"
+    answers = reference_answers(course / "source" / "posenc" / "exercises.ipynb")
+    nbformat.write(make_submission(answers, release_notebook=fetched), str(fetched))
+    ok(run_nbgrader(home, "submit", "posenc", env=student_env))
+    ok(run_nbgrader(course, "collect", "posenc"))
+    assert (course / "submitted" / student / "posenc" / "exercises.ipynb").exists()
+    ok(run_nbgrader(course, "autograde", "posenc"))
+    ok(run_nbgrader(course, "generate_feedback", "posenc"))
+    assert (course / "feedback" / student / "posenc" / "exercises.html").exists()
+    ok(run_nbgrader(course, "export"))
+    rows = list(csv.DictReader(open(course / "grades.csv")))
+    [row] = [r for r in rows if r["student_id"] == student]
+    assert float(row["score"]) == sum(MAX_POINTS.values()) == float(row["max_score"])
