@@ -32,6 +32,7 @@ release: notebook
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_solutions.py
+	$(BIN)/python benchmarks/bench_grading.py
 
 # Refresh the pinned versions after changing the ranges in pyproject.toml.
 lock:

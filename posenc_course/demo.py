@@ -14,15 +14,14 @@ Only the three ``demo-*`` students are written or regraded: other students' subm
 grades in the gradebook are left alone.
 """
 
-import os
 import shutil
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 from . import report
-from .submissions import ROOT, make_submission, reference_answers, write_submission
+from .course import run_nbgrader
+from . import ROOT
+from .submissions import make_submission, reference_answers, write_submission
 
 ASSIGNMENT = "posenc"
 STUDENTS = ("demo-reference", "demo-blank", "demo-mistakes")
@@ -54,18 +53,14 @@ def masked_softmax(logits, mask):
 MISTAKES = {"apply_rope": HALF_SPLIT_ROPE, "masked_softmax": MASK_AFTER_SOFTMAX}
 
 
-def nbgrader(*args, check=True, log_level="WARN"):
-    """Run one nbgrader command in the course directory, echoing it first."""
+def nbgrader(*args, log_level="WARN"):
+    """Run one nbgrader command in the course directory, echoing it first; stop if it fails."""
     print(f"\n$ nbgrader {' '.join(args)}", flush=True)
-    env = dict(os.environ)
-    # nbgrader runs `alembic` as a subprocess: it must find the one installed beside this Python.
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--log-level={log_level}"], cwd=ROOT, env=env)
+    result = run_nbgrader(ROOT, *args, f"--log-level={log_level}", capture=False)
     print(f"  ({time.perf_counter() - started:.1f} s, exit code {result.returncode})", flush=True)
-    if check and result.returncode != 0:
+    if result.returncode != 0:
         sys.exit(f"nbgrader {args[0]} failed with exit code {result.returncode}")
-    return result.returncode
 
 
 def make_demo_submissions():

@@ -25,13 +25,12 @@ import json
 import re
 import sys
 import textwrap
-from pathlib import Path
 
 import nbformat
 
 import posenc_solutions
 
-ROOT = Path(__file__).resolve().parents[1]
+from . import ROOT
 SPEC = ROOT / "authoring" / "exercises.md"
 NOTEBOOK = ROOT / "source" / "posenc" / "exercises.ipynb"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
+from . import ROOT
 SOURCE_NOTEBOOK = ROOT / "source" / "posenc" / "exercises.ipynb"
 RELEASE_NOTEBOOK = ROOT / "release" / "posenc" / "exercises.ipynb"
 

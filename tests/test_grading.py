@@ -16,11 +16,11 @@ import nbformat
 import pytest
 
 from posenc_course import report
+from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 from posenc_solutions import EXERCISES
 
 from . import alternative_solutions
-from .course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
 from .wrong_solutions import WRONG
 
 MAX_POINTS = {"ex01": 5, "ex02": 4, "ex03": 5, "ex04": 11, "ex05": 9,

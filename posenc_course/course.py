@@ -1,4 +1,4 @@
-"""Helpers for tests that run real nbgrader commands in a temporary course directory."""
+"""Run real nbgrader commands in a course directory: for the demo, the tests and the benchmarks."""
 
 import os
 import shutil
@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from . import ROOT
 
 
 def nbgrader_env(**extra):
@@ -17,16 +17,20 @@ def nbgrader_env(**extra):
     return env
 
 
-def run_nbgrader(cwd, *args, env=None, timeout=1800):
-    """Run ``nbgrader ARGS`` in `cwd`; return the CompletedProcess, output captured as text."""
+def run_nbgrader(cwd, *args, env=None, capture=True, timeout=1800):
+    """Run ``nbgrader ARGS`` in `cwd` with this Python; return the CompletedProcess.
+
+    With `capture`, its output is kept as text in ``stdout`` and ``stderr``; otherwise it
+    goes to the terminal.
+    """
     return subprocess.run(
         [sys.executable, "-m", "nbgrader", *args],
-        cwd=cwd, env=env or nbgrader_env(), capture_output=True, text=True, timeout=timeout,
+        cwd=cwd, env=env or nbgrader_env(), capture_output=capture, text=True, timeout=timeout,
     )
 
 
 def new_course(directory):
-    """A course directory holding this repository's config and source; return its path."""
+    """A new course directory holding this repository's config and source; return its path."""
     course = Path(directory)
     course.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
@@ -35,6 +39,7 @@ def new_course(directory):
 
 
 def generate(course):
+    """``nbgrader generate_assignment posenc`` in `course`; return the released notebook's path."""
     result = run_nbgrader(course, "generate_assignment", "posenc", "--force")
     assert result.returncode == 0, result.stdout + result.stderr
     return course / "release" / "posenc" / "exercises.ipynb"

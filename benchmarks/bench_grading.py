@@ -1,0 +1,92 @@
+"""How much grading costs, measured side by side in one run.
+
+1. Executing the graded notebook (reference answers and hidden tests) next to executing a
+   notebook that only imports numpy: both pay the same kernel start-up, so the ratio shows
+   what the exercises and their tests add. Goal: within 1.5.
+2. ``nbgrader autograde`` of one submission, end to end (start-up, database, kernel, tests).
+3. ``nbgrader autograde`` of a class of 20 submissions in one run.
+
+    python benchmarks/bench_grading.py [--repeats N] [--class-size N]
+"""
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.submissions import MARKER, make_submission, reference_answers, write_submission
+
+
+def execute_seconds(notebook):
+    copy = nbformat.from_dict(notebook)
+    started = time.perf_counter()
+    NotebookClient(copy, timeout=120, kernel_name="python3", allow_errors=False).execute()
+    return time.perf_counter() - started
+
+
+def graded_notebook(source_path):
+    """The source notebook with its solution markers removed: what autograde executes."""
+    notebook = nbformat.read(str(source_path), as_version=4)
+    for cell in notebook.cells:
+        cell.source = MARKER.sub("", cell.source)
+        cell.source = "\n".join(line for line in cell.source.split("\n") if "HIDDEN TESTS" not in line)
+    return notebook
+
+
+def timed_autograde(course, students):
+    started = time.perf_counter()
+    result = run_nbgrader(course, "autograde", "posenc", "--force", f"--student={students}")
+    if result.returncode != 0:
+        sys.exit(result.stdout + result.stderr)
+    return time.perf_counter() - started
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="executions of each notebook (best is kept)")
+    parser.add_argument("--class-size", type=int, default=20)
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        course = new_course(Path(tmp) / "course")
+        release = generate(course)
+        source = course / "source" / "posenc" / "exercises.ipynb"
+        exercises = graded_notebook(source)
+        code_cells = sum(cell.cell_type == "code" for cell in exercises.cells)
+        numpy_only = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import numpy as np")])
+        # The same number of cells doing nothing: the floor set by the kernel's per-cell round trip.
+        empty_cells = nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_code_cell("import numpy as np")]
+            + [nbformat.v4.new_code_cell("pass") for _ in range(code_cells - 1)])
+        numpy_only.metadata = empty_cells.metadata = exercises.metadata
+        print(f"1. Notebook execution, best of {args.repeats}, in turn:", flush=True)
+        notebooks = {"exercises": exercises, "numpy": numpy_only, "empty": empty_cells}
+        times = {name: [] for name in notebooks}
+        for _ in range(args.repeats):
+            for name, notebook in notebooks.items():
+                times[name].append(execute_seconds(notebook))
+        best = {name: min(values) for name, values in times.items()}
+        print(f"   graded notebook (answers + hidden tests, {code_cells} code cells) {best['exercises']:6.2f} s")
+        print(f"   notebook that imports numpy only                       {best['numpy']:6.2f} s")
+        print(f"   ratio                                                  {best['exercises'] / best['numpy']:6.2f}x"
+              "   (goal: within 1.5x)")
+        print(f"   for scale: numpy import + {code_cells - 1} empty cells              {best['empty']:6.2f} s"
+              f"   ({best['empty'] / best['numpy']:.2f}x)", flush=True)
+
+        answers = reference_answers(source)
+        for number in range(args.class_size):
+            write_submission(make_submission(answers, release_notebook=release), course / "submitted", f"s{number:02d}")
+        one = timed_autograde(course, "s00")
+        print(f"2. nbgrader autograde, one submission      {one:6.2f} s", flush=True)
+        many = timed_autograde(course, "*")
+        print(f"3. nbgrader autograde, {args.class_size} submissions     {many:6.2f} s"
+              f"   ({many / args.class_size:.2f} s each)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
