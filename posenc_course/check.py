@@ -1,0 +1,157 @@
+"""posenc-check: grade your own copy of exercises.ipynb with the full hidden tests.
+
+It runs nbgrader's real autograde in a private, temporary course built from this
+repository's source notebook, so the score is the one an instructor's grading gives.
+
+    posenc-check exercises.ipynb           # a table, then the total
+    posenc-check exercises.ipynb --json    # {"score": S, "max_score": M, "exercises": {...}}
+
+Exit codes: 0 at full marks, 1 below full marks, 2 if the file cannot be graded.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import nbformat
+
+from . import ROOT
+from .submissions import grade_id
+
+ASSIGNMENT = "posenc"
+LEARNER = "learner"
+
+
+class CannotGrade(Exception):
+    """The file is missing, is not a notebook, or is not this assignment's notebook."""
+
+
+def progress(message):
+    print(f"posenc-check: {message}", file=sys.stderr, flush=True)
+
+
+def read_learner_notebook(path):
+    """Read and sanity-check the learner's notebook; raise CannotGrade with a clear reason."""
+    path = Path(path)
+    if not path.exists():
+        raise CannotGrade(f"{path}: no such file")
+    if not path.is_file():
+        raise CannotGrade(f"{path}: not a file")
+    try:
+        notebook = nbformat.read(str(path), as_version=4)
+    except Exception as error:  # nbformat raises several kinds for a broken file
+        raise CannotGrade(f"{path}: not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
+    expected = {grade_id(cell) for cell in nbformat.read(str(ROOT / "source" / ASSIGNMENT / "exercises.ipynb"),
+                                                          as_version=4).cells if grade_id(cell)}
+    found = {grade_id(cell) for cell in notebook.cells if grade_id(cell)}
+    if not found & expected:
+        raise CannotGrade(f"{path}: not the posenc exercises notebook (none of its cells belongs to the "
+                          "assignment; start from release/posenc/exercises.ipynb)")
+    return notebook
+
+
+def first_failures(autograded_path):
+    """``{exercise: "message"}``: the first failing test cell's error, for each exercise."""
+    from .report import exercise_of
+
+    notebook = nbformat.read(str(autograded_path), as_version=4)
+    failures = {}
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("grade") or cell.cell_type != "code":
+            continue
+        exercise = exercise_of(meta["grade_id"])
+        for output in cell.get("outputs", []):
+            if output.output_type == "error" and exercise not in failures:
+                message = f"{output.ename}: {output.evalue}".strip().rstrip(":")
+                failures[exercise] = f"[{meta['grade_id']}] " + " ".join(message.split())[:300]
+    return failures
+
+
+def grade(notebook_path, workdir):
+    """Autograde `notebook_path` in a course under `workdir`; return (scores, failures)."""
+    learner = read_learner_notebook(notebook_path)
+    course = Path(workdir) / "course"
+    course.mkdir()
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    shutil.copytree(ROOT / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT)
+    submission = course / "submitted" / LEARNER / ASSIGNMENT / "exercises.ipynb"
+    submission.parent.mkdir(parents=True)
+    nbformat.write(learner, str(submission))
+
+    progress("loading nbgrader (a few seconds)")
+    # nbgrader runs `alembic` in a subprocess: it must find the one beside this Python.
+    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+    # nbgrader's own use of SQLAlchemy warns about its session on every autograde: not ours to fix.
+    warnings.filterwarnings("ignore", message="Object of type <Submitted")
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    config.CourseDirectory.root = str(course)
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    progress("preparing the assignment with its hidden tests")
+    result = api.generate_assignment(ASSIGNMENT)
+    if not result["success"]:
+        raise RuntimeError("nbgrader generate_assignment failed:\n" + result.get("error", result.get("log", "")))
+    progress("running your notebook with the full tests (nbgrader autograde)")
+    result = api.autograde(ASSIGNMENT, LEARNER)
+    autograded = course / "autograded" / LEARNER / ASSIGNMENT / "exercises.ipynb"
+    if not result["success"] or not autograded.exists():
+        raise CannotGrade("nbgrader could not grade this notebook:\n" + result.get("log", "")[-2000:])
+    from .report import exercise_scores
+
+    scores = exercise_scores(course / "gradebook.db")[LEARNER]
+    return scores, first_failures(autograded)
+
+
+def format_result(scores, failures):
+    lines = [f"{'exercise':<9} {'points':>7}  first failing test", "-" * 60]
+    for exercise, (score, max_score) in scores.items():
+        note = failures.get(exercise, "") if score < max_score else ""
+        lines.append(f"{exercise:<9} {score:>3g}/{max_score:<3g}  {note}")
+    total, maximum = sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
+    lines += ["-" * 60, f"{'total':<9} {total:>3g}/{maximum:<3g}"]
+    return "\n".join(lines)
+
+
+def _number(points):
+    return int(points) if float(points).is_integer() else points
+
+
+def as_json(scores):
+    return json.dumps({
+        "score": _number(sum(s for s, _ in scores.values())),
+        "max_score": _number(sum(m for _, m in scores.values())),
+        "exercises": {ex: {"score": _number(s), "max_score": _number(m)} for ex, (s, m) in scores.items()},
+    })
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="posenc-check", description="Grade your exercises.ipynb with the full hidden tests of the posenc course.")
+    parser.add_argument("notebook", help="your copy of exercises.ipynb")
+    parser.add_argument("--json", action="store_true", help="print only the scores, as JSON, on stdout")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="posenc-check-") as workdir:
+            scores, failures = grade(args.notebook, workdir)
+    except CannotGrade as error:
+        print(f"posenc-check: cannot grade {error}", file=sys.stderr)
+        return 2
+    progress(f"graded in {time.perf_counter() - started:.1f} s")
+    print(as_json(scores) if args.json else format_result(scores, failures))
+    full = all(score >= max_score for score, max_score in scores.values())
+    return 0 if full else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
