@@ -22,13 +22,14 @@ test: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m posenc_course.demo
 
-# source/posenc/exercises.ipynb is built from authoring/exercises.md and posenc_solutions.
+# source/*/*.ipynb are built from authoring/*.md (and, for the exercises, posenc_solutions).
 notebook: $(STAMP)
 	$(BIN)/python -m posenc_course.notebook
 
 # release/ is made by nbgrader from source/, never by hand.
 release: notebook
 	$(BIN)/nbgrader generate_assignment posenc --force
+	$(BIN)/nbgrader generate_assignment theory --force
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_solutions.py

@@ -116,9 +116,9 @@ def format_result(scores, failures):
     lines = [f"{'exercise':<9} {'points':>7}  first failing test", "-" * 60]
     for exercise, (score, max_score) in scores.items():
         note = failures.get(exercise, "") if score < max_score else ""
-        lines.append(f"{exercise:<9} {score:>3g}/{max_score:<3g}  {note}")
+        lines.append(f"{exercise:<9} {score:>3g}/{max_score:<3g}  {note}".rstrip())
     total, maximum = sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
-    lines += ["-" * 60, f"{'total':<9} {total:>3g}/{maximum:<3g}"]
+    lines += ["-" * 60, f"{'total':<9} {total:>3g}/{maximum:g}"]
     return "\n".join(lines)
 
 

@@ -2,7 +2,8 @@
 
 Run from the course directory (the repository root), as ``make demo`` does:
 
-1. ``nbgrader generate_assignment posenc``: the student version in ``release/``;
+1. ``nbgrader generate_assignment posenc`` (and ``theory``, the ungraded companion): the student
+   versions in ``release/``;
 2. three submissions in ``submitted/``: the reference answers, the blank release, and one with
    two realistic mistakes;
 3. ``nbgrader autograde posenc``: graded notebooks in ``autograded/``, scores in ``gradebook.db``;
@@ -82,6 +83,7 @@ def make_demo_submissions():
 def main():
     started = time.perf_counter()
     nbgrader("generate_assignment", ASSIGNMENT, "--force")
+    nbgrader("generate_assignment", "theory", "--force")
     make_demo_submissions()
     # At WARN, autograde notes for every test cell with hidden tests that it differs from the
     # released one: that is expected, so the demo shows errors only.
@@ -93,7 +95,8 @@ def main():
     print(report.format_table({s: scores[s] for s in STUDENTS if s in scores}))
     print(f"""
 Where things are:
-  release/posenc/exercises.ipynb            the student version (give this out)
+  release/posenc/exercises.ipynb            the graded exercises (give this out)
+  release/theory/theory.ipynb               the companion theory notebook, with figures (give this out)
   autograded/STUDENT/posenc/exercises.ipynb the executed, graded notebooks
   feedback/STUDENT/posenc/exercises.html    feedback for each student (it shows the hidden tests)
   grades.csv                                every grade in the gradebook, for your spreadsheet

@@ -1,6 +1,6 @@
-"""Build an nbgrader source notebook from its literate spec and the reference package.
+"""Build the nbgrader source notebooks from their literate specs and the reference package.
 
-The spec (``authoring/exercises.md``) is markdown. Text becomes markdown cells, split
+Each spec (``authoring/exercises.md``, ``authoring/theory.md``) is markdown. Text becomes markdown cells, split
 at lines holding only ``+++``. Fenced code blocks become code cells; the words after
 ```` ```python ```` say what kind:
 
@@ -14,8 +14,8 @@ at lines holding only ``+++``. Fenced code blocks become code cells; the words a
 
 The solution code therefore has one source of truth: ``posenc_solutions``.
 
-    python -m posenc_course.notebook            # write source/posenc/exercises.ipynb
-    python -m posenc_course.notebook --check    # exit 1 if the committed notebook is stale
+    python -m posenc_course.notebook            # write source/posenc/exercises.ipynb and source/theory/theory.ipynb
+    python -m posenc_course.notebook --check    # exit 1 if a committed notebook is stale
 """
 
 import argparse
@@ -31,8 +31,11 @@ import nbformat
 import posenc_solutions
 
 from . import ROOT
-SPEC = ROOT / "authoring" / "exercises.md"
-NOTEBOOK = ROOT / "source" / "posenc" / "exercises.ipynb"
+#: spec -> source notebook, one per nbgrader assignment
+NOTEBOOKS = {
+    ROOT / "authoring" / "exercises.md": ROOT / "source" / "posenc" / "exercises.ipynb",
+    ROOT / "authoring" / "theory.md": ROOT / "source" / "theory" / "theory.ipynb",
+}
 
 FENCE = re.compile(r"^```python(?P<info>[^\n]*)\n(?P<code>.*?)^```\s*$", re.S | re.M)
 
@@ -107,20 +110,23 @@ def render(notebook):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Build source/posenc/exercises.ipynb from its spec.")
-    parser.add_argument("--check", action="store_true", help="only check that the committed notebook is current")
+    parser = argparse.ArgumentParser(description="Build the source notebooks from their specs.")
+    parser.add_argument("--check", action="store_true", help="only check that the committed notebooks are current")
     args = parser.parse_args(argv)
-    text = render(build(SPEC.read_text()))
-    if args.check:
-        if not NOTEBOOK.exists() or NOTEBOOK.read_text() != text:
-            print(f"{NOTEBOOK.relative_to(ROOT)} is stale: run `make notebook`", file=sys.stderr)
-            return 1
-        print(f"{NOTEBOOK.relative_to(ROOT)} is current")
-        return 0
-    NOTEBOOK.parent.mkdir(parents=True, exist_ok=True)
-    NOTEBOOK.write_text(text)
-    print(f"wrote {NOTEBOOK.relative_to(ROOT)}")
-    return 0
+    stale = 0
+    for spec, notebook in NOTEBOOKS.items():
+        text = render(build(spec.read_text()))
+        name = notebook.relative_to(ROOT)
+        if args.check:
+            current = notebook.exists() and notebook.read_text() == text
+            stale += not current
+            print(f"{name} is current" if current else f"{name} is stale: run `make notebook`",
+                  file=sys.stdout if current else sys.stderr)
+        else:
+            notebook.parent.mkdir(parents=True, exist_ok=True)
+            notebook.write_text(text)
+            print(f"wrote {name}")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -98,9 +98,13 @@ def assert_scores(scores, student, expected):
     assert got == expected, f"{student}: expected {expected}, got {got}"
 
 
-def test_committed_release_is_what_generate_assignment_makes(tmp_path):
-    release = generate(new_course(tmp_path))
-    assert release.read_text() == (ROOT / "release" / "posenc" / "exercises.ipynb").read_text(), (
+@pytest.mark.parametrize("assignment, notebook", [("posenc", "exercises.ipynb"), ("theory", "theory.ipynb")])
+def test_committed_release_is_what_generate_assignment_makes(tmp_path, assignment, notebook):
+    course = new_course(tmp_path)
+    result = run_nbgrader(course, "generate_assignment", assignment, "--force")
+    assert result.returncode == 0, result.stdout + result.stderr
+    made = course / "release" / assignment / notebook
+    assert made.read_text() == (ROOT / "release" / assignment / notebook).read_text(), (
         "release/ is stale: run `make release`")
 
 
