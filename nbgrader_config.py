@@ -18,3 +18,19 @@ c.Execute.timeout = 20
 # this check is off; every graded answer is still a proper solution cell.
 c.ClearSolutions.enforce_metadata = False
 c.ClearSolutions.text_stub = "*Write your answer here.*"
+
+# Hardened grading (posenc_course/grading.py): an unreadable notebook is graded as the blank
+# release (0 points, reason logged and shown in its feedback); a lone renamed notebook is graded
+# as exercises.ipynb; and every submission is rebuilt on the released notebook with only the
+# student's answer cells, so that deleted, edited, reordered or duplicated test cells change
+# nothing.
+c.Autograde.exporter_class = "posenc_course.grading.TolerantNotebookExporter"
+c.Autograde.pre_convert_hook = "posenc_course.grading.adopt_renamed_notebook"
+c.Autograde.sanitize_preprocessors = [
+    "posenc_course.grading.RebuildFromRelease",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]

@@ -6,6 +6,7 @@ alternative correct answer per exercise, tampered tests, an endless loop and a m
 Each test then asserts on the gradebook, in the shape of nbgrader's own test suite.
 """
 
+import copy
 import csv
 import inspect
 import os
@@ -84,9 +85,36 @@ def graded(tmp_path_factory):
     cell.source = "while True:\n    pass\n\n" + cell.source
     submit("endless-loop", looping)
 
-    # A file that is not a notebook at all.
-    broken = write_submission(make_submission(release_notebook=release), submitted, "malformed")
-    broken.write_text('{"cells": [{"cell_type": "code", "source": "truncated')
+    # Files that are not notebooks, a notebook of another assignment, and a renamed notebook.
+    reference_text = nbformat.writes(make_submission(answers, release_notebook=release))
+    for student, content in [("malformed", '{"cells": [{"cell_type": "code", "source": "truncated'),
+                             ("bad-truncated", reference_text[: len(reference_text) // 2]),
+                             ("bad-empty", ""),
+                             ("bad-binary", bytes(range(256)) * 8)]:
+        path = write_submission(make_submission(release_notebook=release), submitted, student)
+        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    submit("bad-other-assignment", nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("answer = 42")]))
+    renamed = write_submission(make_submission(answers, release_notebook=release), submitted, "renamed")
+    renamed.rename(renamed.with_name("exercises (1).ipynb"))
+
+    # Test cells reordered and duplicated, with a wrong answer in ex05; an answer cell duplicated
+    # (a wrong first copy, then the right one); a helper cell of the student's own.
+    reordered = make_submission(answers, rope_wrong, release_notebook=release)
+    tests = [c for c in reordered.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    reordered.cells = [c for c in reordered.cells if not c.metadata.get("nbgrader", {}).get("grade")] + tests[::-1] + tests[:5]
+    submit("tamper-reordered-wrong", reordered)
+    duplicated = make_submission(answers, release_notebook=release)
+    [index] = [i for i, c in enumerate(duplicated.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "ex03_causal_mask"]
+    first_copy = nbformat.from_dict(copy.deepcopy(duplicated.cells[index]))
+    first_copy.source = WRONG["strict_causal"][1]["causal_mask"]
+    duplicated.cells.insert(index, first_copy)
+    submit("tamper-duplicated-answer", duplicated)
+    helper = make_submission(answers, {"rotation_2d": "def rotation_2d(angle):\n    return my_rotation(angle)"},
+                             release_notebook=release)
+    [index] = [i for i, c in enumerate(helper.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "ex06_rotation_2d"]
+    helper.cells.insert(index, nbformat.v4.new_code_cell(
+        "def my_rotation(a):\n    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])"))
+    submit("own-helper-cell", helper)
 
     result = run_nbgrader(course, "autograde", "posenc", "--force")
     scores = report.exercise_scores(course / "gradebook.db")
@@ -145,15 +173,61 @@ def test_every_cell_id_belongs_to_its_exercise():
     assert points == MAX_POINTS
 
 
-def test_autograde_reports_the_malformed_notebook_and_grades_everyone_else(graded):
+def test_the_whole_class_is_graded_in_one_run_without_errors(graded):
+    course, scores, result = graded
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    students = {p.name for p in (course / "submitted").iterdir()}
+    assert set(scores) == students
+    for student in students:
+        assert (course / "autograded" / student / "posenc" / "exercises.ipynb").exists(), student
+
+
+@pytest.mark.parametrize("student, reason", [
+    ("malformed", "NotJSONError"), ("bad-truncated", "NotJSONError"), ("bad-empty", "NotJSONError"),
+    ("bad-binary", "UnicodeDecodeError"), ("bad-other-assignment", "a notebook of another assignment"),
+])
+def test_a_bad_file_scores_0_with_a_logged_reason(graded, student, reason):
     course, scores, result = graded
     log = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert "for student 'malformed'" in log and "Notebook does not appear to be JSON" in log
-    expected = {"reference", "blank", "endless-loop"} | {f"wrong-{w}" for w in WRONG} | {f"alt-{e}" for e in EXERCISES}
-    assert expected <= set(scores)
-    for student in expected:
-        assert (course / "autograded" / student / "posenc" / "exercises.ipynb").exists(), student
+    [line] = [line for line in log.splitlines() if f"posenc: student '{student}'" in line]
+    assert reason in line, line
+    assert_scores(scores, student, {ex: 0 for ex in MAX_POINTS})
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        assert not gradebook.find_submission("posenc", student).needs_manual_grade
+    if student != "bad-other-assignment":
+        graded_nb = nbformat.read(course / "autograded" / student / "posenc" / "exercises.ipynb", as_version=4)
+        assert "could not be graded as sent" in graded_nb.cells[0].source and reason in graded_nb.cells[0].source
+
+
+def test_bad_files_are_left_untouched(graded):
+    course, _, _ = graded
+    assert (course / "submitted" / "bad-empty" / "posenc" / "exercises.ipynb").read_text() == ""
+    assert (course / "submitted" / "bad-binary" / "posenc" / "exercises.ipynb").read_bytes() == bytes(range(256)) * 8
+
+
+def test_a_renamed_notebook_is_graded(graded):
+    course, scores, result = graded
+    assert_scores(scores, "renamed", MAX_POINTS)
+    assert (course / "submitted" / "renamed" / "posenc" / "exercises (1).ipynb").exists(), "the original is kept"
+    assert "submitted 'exercises (1).ipynb' instead of 'exercises.ipynb'" in result.stdout + result.stderr
+
+
+def test_reordered_and_duplicated_test_cells_are_graded_with_the_original_tests(graded):
+    _, scores, _ = graded
+    got = {ex: score for ex, (score, _) in scores["tamper-reordered-wrong"].items()}
+    assert got["ex05"] < MAX_POINTS["ex05"]
+    assert {ex: s for ex, s in got.items() if ex != "ex05"} == {ex: m for ex, m in MAX_POINTS.items() if ex != "ex05"}
+
+
+def test_a_duplicated_answer_cell_is_graded_by_its_last_copy(graded):
+    _, scores, _ = graded
+    assert_scores(scores, "tamper-duplicated-answer", MAX_POINTS)
+
+
+def test_cells_a_student_adds_are_kept(graded):
+    _, scores, _ = graded
+    assert_scores(scores, "own-helper-cell", MAX_POINTS)
 
 
 def test_reference_gets_full_marks_and_blank_gets_zero(graded):

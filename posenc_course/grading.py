@@ -1,0 +1,170 @@
+"""Hardened autograding for posenc, plugged into nbgrader through its configuration hooks.
+
+``nbgrader_config.py`` installs three pieces; ``nbgrader autograde posenc`` stays the command.
+
+- :class:`TolerantNotebookExporter` (``Autograde.exporter_class``): a submission that cannot be
+  read (corrupt, truncated, empty, not JSON) is graded as the blank release with a first cell
+  that says why, so it is recorded with 0 points and the rest of the class is graded.
+- :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted
+  their notebook under another name (``exercises (1).ipynb``) has it graded as
+  ``exercises.ipynb``; the file they sent is left as it is.
+- :class:`RebuildFromRelease` (first of ``Autograde.sanitize_preprocessors``): the graded
+  notebook is the released notebook with the student's answer cells put in by ``grade_id``.
+  Deleted, edited, reordered or duplicated test cells, changed cell metadata and a notebook of
+  another assignment therefore cannot change what is run; ``OverwriteCells`` then restores the
+  hidden tests. Cells the student added (scratch work, helpers) are kept where they were.
+"""
+
+import copy
+import logging
+import shutil
+from pathlib import Path
+
+import nbformat
+from nbconvert.exporters import NotebookExporter
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+log = logging.getLogger("posenc.grading")
+
+NOTEBOOK = "exercises.ipynb"
+
+
+def _meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _grade_id(cell):
+    return _meta(cell).get("grade_id")
+
+
+def _course_root_of(notebook_path):
+    """``ROOT/submitted/STUDENT/ASSIGNMENT/NAME.ipynb`` (or ``autograded/...``) -> ``ROOT``."""
+    return Path(notebook_path).resolve().parents[3]
+
+
+def _release_notebook(course_root, assignment, notebook_id):
+    return nbformat.read(str(Path(course_root) / "release" / assignment / f"{notebook_id}.ipynb"), as_version=4)
+
+
+def _reason_cell(reason):
+    return nbformat.v4.new_markdown_cell(
+        f"**This submission could not be graded as sent, and scores 0.** {reason} "
+        "Ask your instructor if you believe this is wrong.")
+
+
+class TolerantNotebookExporter(NotebookExporter):
+    """A NotebookExporter that grades an unreadable submission as the blank release."""
+
+    def from_filename(self, filename, resources=None, **kw):
+        try:
+            with open(filename, encoding="utf-8") as stream:
+                notebook = nbformat.read(stream, as_version=4)
+        except Exception as error:  # corrupt, truncated, empty, binary, invalid
+            student = (resources or {}).get("nbgrader", {}).get("student", "?")
+            assignment = (resources or {}).get("nbgrader", {}).get("assignment", "?")
+            reason = (f"The file {Path(filename).name} is not a readable Jupyter notebook "
+                      f"({type(error).__name__}: {' '.join(str(error).split())[:200]}).")
+            self.log.error("posenc: student %r: %s It is graded as the blank release: 0 points. "
+                           "The file itself is left untouched.", student, reason)
+            notebook_id = Path(filename).stem
+            notebook = _release_notebook(_course_root_of(filename), assignment, notebook_id)
+            notebook.cells.insert(0, _reason_cell(reason))
+        return self.from_notebook_node(notebook, resources=resources, **kw)
+
+
+def adopt_renamed_notebook(assignment, student, notebooks):
+    """Pre-convert hook: grade a lone, renamed notebook as ``exercises.ipynb``.
+
+    `notebooks` is nbgrader's own list of the submission's notebooks; it is updated in place.
+    """
+    paths = [Path(p) for p in notebooks]
+    if not paths or any(p.name == NOTEBOOK for p in paths):
+        return
+    student = paths[0].parents[1].name  # nbgrader passes the --student pattern, not the id
+    if len(paths) > 1:
+        log.error("posenc: student %r submitted %s but no %s: cannot tell which to grade; it scores 0",
+                  student, ", ".join(p.name for p in paths), NOTEBOOK)
+        return
+    adopted = paths[0].with_name(NOTEBOOK)
+    shutil.copyfile(paths[0], adopted)
+    log.warning("posenc: student %r submitted %r instead of %r: it is graded as %s (the original is kept)",
+                student, paths[0].name, NOTEBOOK, adopted.name)
+    notebooks[:] = [str(adopted)]
+
+
+def _plain(cell):
+    """A copy of a student's own cell, with no nbgrader metadata: it is run, never graded."""
+    cell = copy.deepcopy(cell)
+    cell.metadata.pop("nbgrader", None)
+    return cell
+
+
+class RebuildFromRelease(NbGraderPreprocessor):
+    """Rebuild the submission on the released notebook, keeping only the student's answers."""
+
+    def preprocess(self, nb, resources):
+        info = resources.get("nbgrader", {})
+        student, assignment, notebook_id = info.get("student"), info.get("assignment"), info.get("notebook")
+        try:
+            release = _release_notebook(self._course_root(), assignment, notebook_id)
+        except FileNotFoundError:
+            self.log.warning("posenc: no release/%s/%s.ipynb to rebuild on; grading as submitted",
+                             assignment, notebook_id)
+            return nb, resources
+        answer_ids = {_grade_id(c) for c in release.cells if _meta(c).get("solution")}
+        known_ids = {_grade_id(c) for c in release.cells if _grade_id(c)}
+        release_sources = {c.source for c in release.cells}
+
+        answers, answer_anchors, extras, anchor = {}, {}, {}, None
+        seen_tests, problems = [], []
+        for cell in nb.cells:
+            gid = _grade_id(cell)
+            if gid in answer_ids:
+                if gid in answers:  # a duplicated answer cell: the later one is what ran last,
+                    # and the earlier one stays where it was, as the student's own cell
+                    extras.setdefault(answer_anchors[gid], []).append(answers[gid])
+                    problems.append(f"answer cell {gid} appears more than once")
+                answers[gid], answer_anchors[gid] = cell, anchor
+                anchor = gid
+            elif gid in known_ids:
+                seen_tests.append(gid)
+                anchor = gid
+            elif cell.source not in release_sources:
+                extras.setdefault(anchor, []).append(cell)  # the student's own cell
+
+        if not answers:
+            problems.append("none of the assignment's answer cells is in this notebook "
+                            "(a notebook of another assignment?)")
+        tests_in_order = [_grade_id(c) for c in release.cells if _meta(c).get("grade")]
+        missing = [t for t in tests_in_order if t not in seen_tests]
+        if missing:
+            problems.append(f"{len(missing)} test cell(s) deleted")
+        if len(seen_tests) != len(set(seen_tests)):
+            problems.append("test cells duplicated")
+        present = [t for t in seen_tests if t in tests_in_order]
+        if present != [t for t in tests_in_order if t in present] and len(set(present)) == len(present):
+            problems.append("test cells reordered")
+
+        cells = [_plain(c) for c in extras.get(None, [])]
+        for rcell in release.cells:
+            gid = _grade_id(rcell)
+            cell = copy.deepcopy(rcell)
+            if gid in answers:
+                cell.source = answers[gid].source
+            cells.append(cell)
+            cells.extend(_plain(c) for c in extras.get(gid, []))
+        for cell in cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        if problems:
+            self.log.warning("posenc: student %r: %s; graded on the released notebook with the original tests",
+                             student, "; ".join(problems))
+        nb.cells = cells
+        nb.metadata = copy.deepcopy(release.metadata)
+        return nb, resources
+
+    def _course_root(self):
+        exporter = self.parent
+        converter = getattr(exporter, "parent", None)
+        coursedir = getattr(converter, "coursedir", None)
+        return Path(coursedir.root) if coursedir is not None else Path.cwd()
