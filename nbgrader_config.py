@@ -34,3 +34,17 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# Run student code in the memory-limited kernel posenc-grader (posenc_course/kernel.py, installed
+# by `make install`), and survive a cell that kills the kernel or exhausts its memory: only the
+# tests that need that cell lose points (posenc_course.grading.ResilientExecute).
+c.Execute.kernel_name = "posenc-grader"
+c.Autograde.autograde_preprocessors = [
+    "posenc_course.grading.ResilientExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]

@@ -85,6 +85,9 @@ def grade(notebook_path, workdir):
     submission.parent.mkdir(parents=True)
     nbformat.write(learner, str(submission))
 
+    from .kernel import ensure_installed
+
+    ensure_installed()  # the memory-limited grading kernel that nbgrader_config.py names
     progress("loading nbgrader (a few seconds)")
     # nbgrader runs `alembic` in a subprocess: it must find the one beside this Python.
     os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")

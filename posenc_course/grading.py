@@ -1,6 +1,6 @@
 """Hardened autograding for posenc, plugged into nbgrader through its configuration hooks.
 
-``nbgrader_config.py`` installs three pieces; ``nbgrader autograde posenc`` stays the command.
+``nbgrader_config.py`` installs these pieces; ``nbgrader autograde posenc`` stays the command.
 
 - :class:`TolerantNotebookExporter` (``Autograde.exporter_class``): a submission that cannot be
   read (corrupt, truncated, empty, not JSON) is graded as the blank release with a first cell
@@ -13,6 +13,9 @@
   Deleted, edited, reordered or duplicated test cells, changed cell metadata and a notebook of
   another assignment therefore cannot change what is run; ``OverwriteCells`` then restores the
   hidden tests. Cells the student added (scratch work, helpers) are kept where they were.
+- :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
+  a cell that kills the kernel or exhausts its memory limit costs only the tests that need it.
+  The kernel itself is ``posenc-grader`` (:mod:`posenc_course.kernel`), memory-limited.
 """
 
 import copy
@@ -21,8 +24,10 @@ import shutil
 from pathlib import Path
 
 import nbformat
+from nbclient.exceptions import DeadKernelError
+from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import NotebookExporter
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
 log = logging.getLogger("posenc.grading")
 
@@ -168,3 +173,58 @@ class RebuildFromRelease(NbGraderPreprocessor):
         converter = getattr(exporter, "parent", None)
         coursedir = getattr(converter, "coursedir", None)
         return Path(coursedir.root) if coursedir is not None else Path.cwd()
+
+
+class ResilientExecute(Execute):
+    """nbgrader's Execute, which survives a kernel that dies or runs out of memory.
+
+    When a cell kills the kernel (``os._exit``, a segfault, the memory limit) or raises
+    ``MemoryError``, the cell gets an error output that says so, a fresh kernel is started,
+    the earlier answer and setup cells are run again in it (test cells need not be), and
+    grading goes on with the next cell. Only the tests that need that cell lose points.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._poisoned = set()
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        try:
+            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        except DeadKernelError:
+            self._note(cell, "KernelDied", "the kernel died while running this cell (a crash, os._exit, "
+                                           "or the memory limit)")
+            await self._restart_and_replay(cell_index)
+            return cell
+        if cell.cell_type == "code" and any(o.get("ename") == "MemoryError" for o in cell.get("outputs", [])):
+            self._note(cell, "MemoryError", "this cell ran out of memory (the grading kernel's limit)")
+            await self._restart_and_replay(cell_index)
+        return cell
+
+    # nbclient binds execute_cell to its own async_execute_cell: bind it to this one.
+    execute_cell = run_sync(async_execute_cell)
+
+    def _note(self, cell, ename, what):
+        self._poisoned.add(id(cell))
+        message = (f"{what}. Grading went on in a fresh kernel, with the cells above this one run again; "
+                   "only the tests that need this cell lose points.")
+        self.log.warning("posenc: cell %s: %s", _grade_id(cell) or "(no id)", message)
+        cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=message,
+                                                   traceback=[f"{ename}: {message}"]))
+
+    async def _restart_and_replay(self, cell_index):
+        await self._fresh_kernel()
+        for earlier in self.nb.cells[:cell_index]:
+            if earlier.cell_type != "code" or _meta(earlier).get("grade") or id(earlier) in self._poisoned:
+                continue
+            msg_id = await ensure_async(self.kc.execute(earlier.source, silent=True, store_history=False))
+            try:
+                await self.async_wait_for_reply(msg_id, earlier)
+            except DeadKernelError:
+                self._poisoned.add(id(earlier))
+                await self._fresh_kernel()
+
+    async def _fresh_kernel(self):
+        self.kc.stop_channels()
+        await ensure_async(self.km.restart_kernel(now=True))
+        await self.async_start_new_kernel_client()

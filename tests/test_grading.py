@@ -85,6 +85,19 @@ def graded(tmp_path_factory):
     cell.source = "while True:\n    pass\n\n" + cell.source
     submit("endless-loop", looping)
 
+    # Cells that kill the kernel, exhaust its memory, or sleep forever, each in one exercise.
+    for student, grade_id, code in [
+        ("hostile-exit", "ex04_clipped_relative_bias", "import os\nos._exit(1)"),
+        ("hostile-segfault", "ex06_rotation_2d", "import ctypes\nctypes.string_at(0)"),
+        ("hostile-growing-list", "ex08_interpolate_position_table", "hog = []\nwhile True:\n    hog.append(bytearray(10**7))"),
+        ("hostile-huge-array", "ex02_add_positions", "big = np.ones((10**6, 10**5))"),
+        ("hostile-sleep", "ex09_decode_position_ids", "import time\ntime.sleep(10**6)"),
+    ]:
+        notebook = make_submission(answers, release_notebook=release)
+        [cell] = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+        cell.source = code + "\n\n" + cell.source
+        submit(student, notebook)
+
     # Files that are not notebooks, a notebook of another assignment, and a renamed notebook.
     reference_text = nbformat.writes(make_submission(answers, release_notebook=release))
     for student, content in [("malformed", '{"cells": [{"cell_type": "code", "source": "truncated'),
@@ -282,6 +295,30 @@ def test_endless_loop_costs_only_its_exercise(graded):
     graded_nb = nbformat.read(course / "autograded" / "endless-loop" / "posenc" / "exercises.ipynb", as_version=4)
     [cell] = [c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex03_causal_mask"]
     assert any(o.get("ename") == "CellTimeoutError" or "Interrupt" in o.get("ename", "") for o in cell.outputs), cell.outputs
+
+
+@pytest.mark.parametrize("student, exercise, ename", [
+    ("hostile-exit", "ex04", "KernelDied"), ("hostile-segfault", "ex06", "KernelDied"),
+    ("hostile-growing-list", "ex08", "MemoryError"), ("hostile-huge-array", "ex02", "MemoryError"),
+    ("hostile-sleep", "ex09", "CellTimeoutError"),
+])
+def test_a_hostile_cell_costs_only_its_exercise(graded, student, exercise, ename):
+    course, scores, _ = graded
+    got = {ex: score for ex, (score, _) in scores[student].items()}
+    assert got[exercise] < MAX_POINTS[exercise]
+    assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
+    graded_nb = nbformat.read(course / "autograded" / student / "posenc" / "exercises.ipynb", as_version=4)
+    enames = [o.get("ename") for c in graded_nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert ename in enames, "the graded notebook shows the student what happened"
+
+
+def test_the_grading_kernel_has_a_memory_limit(tmp_path):
+    from nbclient import NotebookClient
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20)")])
+    NotebookClient(notebook, kernel_name="posenc-grader", timeout=60).execute()
+    limit_mb = int(notebook.cells[0].outputs[0].text)
+    assert 0 < limit_mb <= 8192, limit_mb
 
 
 def test_visible_tests_fail_with_a_message_not_a_bare_assertion(graded):
