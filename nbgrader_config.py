@@ -1,5 +1,8 @@
 """nbgrader configuration for the posenc course. This folder is the course directory."""
 
+import sys
+from pathlib import Path
+
 c = get_config()  # noqa: F821  (nbgrader provides get_config when it loads this file)
 
 c.CourseDirectory.course_id = "posenc"
@@ -48,3 +51,11 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# A run that was interrupted part-way leaves half-graded folders in autograded/; they are removed
+# when nbgrader starts, so that `nbgrader autograde posenc` again finishes the class.
+c.Autograde.post_convert_hook = "posenc_course.grading.mark_graded"
+if sys.argv[1:2] == ["autograde"]:
+    from posenc_course.grading import remove_unfinished
+
+    remove_unfinished(Path(__file__).parent)

@@ -228,3 +228,29 @@ class ResilientExecute(Execute):
         self.kc.stop_channels()
         await ensure_async(self.km.restart_kernel(now=True))
         await self.async_start_new_kernel_client()
+
+
+GRADED_MARKER = ".posenc-graded"
+
+
+def mark_graded(assignment, student, notebooks):
+    """Post-convert hook: mark a submission's grading as finished.
+
+    A grading run that is interrupted (Ctrl-C, a reboot) leaves a half-made folder in
+    ``autograded/``, which nbgrader would skip on the next run; :func:`remove_unfinished`
+    removes such folders first, so that running ``nbgrader autograde`` again finishes the class.
+    """
+    for notebook in notebooks[:1]:
+        path = Path(notebook).resolve()
+        root, student_id = path.parents[3], path.parents[1].name
+        folder = root / "autograded" / student_id / assignment
+        if folder.is_dir():
+            (folder / GRADED_MARKER).write_text("graded\n")
+
+
+def remove_unfinished(course_root="."):
+    """Remove ``autograded/STUDENT/ASSIGNMENT`` folders whose grading never finished."""
+    for folder in sorted(Path(course_root).glob("autograded/*/*")):
+        if folder.is_dir() and any(folder.glob("*.ipynb")) and not (folder / GRADED_MARKER).exists():
+            log.warning("posenc: %s was left half-graded by an interrupted run: it is graded again", folder)
+            shutil.rmtree(folder)

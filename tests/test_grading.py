@@ -364,3 +364,39 @@ def test_full_exchange_cycle(tmp_path):
     rows = list(csv.DictReader(open(course / "grades.csv")))
     [row] = [r for r in rows if r["student_id"] == student]
     assert float(row["score"]) == sum(MAX_POINTS.values()) == float(row["max_score"])
+
+
+def test_an_interrupted_run_is_finished_by_running_it_again(tmp_path):
+    """Kill autograde part-way, run it again without --force: same scores as one clean run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    course = new_course(tmp_path / "course")
+    release = generate(course)
+    answers = reference_answers(course / "source" / "posenc" / "exercises.ipynb")
+    class_ = {"a-reference": {}, "b-wrong": WRONG["strict_causal"][1], "c-wrong": WRONG["rope_clockwise"][1],
+              "d-reference": {}, "e-wrong": WRONG["entropy_in_bits"][1]}
+    for student, functions in class_.items():
+        write_submission(make_submission(answers, functions, release_notebook=release), course / "submitted", student)
+    run = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", "posenc"], cwd=course,
+                           env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not (course / "autograded" / "b-wrong" / "posenc" / "exercises.ipynb").exists():
+        assert run.poll() is None and time.monotonic() < deadline, "autograde ended before it could be interrupted"
+        time.sleep(0.05)
+    run.send_signal(signal.SIGKILL)  # b-wrong is half-graded: sanitized, not yet run
+    run.wait()
+    result = run_nbgrader(course, "autograde", "posenc")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "left half-graded by an interrupted run" in result.stdout + result.stderr
+    scores = report.exercise_scores(course / "gradebook.db")
+    assert set(scores) == set(class_)
+    assert_scores(scores, "a-reference", MAX_POINTS)
+    assert_scores(scores, "d-reference", MAX_POINTS)
+    assert_scores(scores, "b-wrong", {**MAX_POINTS, "ex03": 3})
+    assert scores["c-wrong"]["ex05"][0] < MAX_POINTS["ex05"] and scores["e-wrong"]["ex10"][0] < MAX_POINTS["ex10"]
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        assert len(gradebook.assignment_submissions("posenc")) == len(class_), "one submission row per student"
