@@ -5,6 +5,8 @@
    what the exercises and their tests add. Goal: within 1.5.
 2. ``nbgrader autograde`` of one submission, end to end (start-up, database, kernel, tests).
 3. ``nbgrader autograde`` of a class of 20 submissions in one run.
+4. The same class graded with plain nbgrader settings (no hardening: stock preprocessors and
+   kernel), to show what the hardening of ``posenc_course.grading`` costs an honest student.
 
     python benchmarks/bench_grading.py [--repeats N] [--class-size N]
 """
@@ -20,6 +22,14 @@ from nbclient import NotebookClient
 
 from posenc_course.course import generate, new_course, run_nbgrader
 from posenc_course.submissions import MARKER, make_submission, reference_answers, write_submission
+
+
+PLAIN_CONFIG = """c = get_config()
+c.CourseDirectory.course_id = "posenc"
+c.OverwriteCells.add_missing_cells = True
+c.Execute.timeout = 20
+c.ClearSolutions.enforce_metadata = False
+"""
 
 
 def execute_seconds(notebook):
@@ -86,6 +96,16 @@ def main(argv=None):
         many = timed_autograde(course, "*")
         print(f"3. nbgrader autograde, {args.class_size} submissions     {many:6.2f} s"
               f"   ({many / args.class_size:.2f} s each)", flush=True)
+
+        hardened_config = (course / "nbgrader_config.py").read_text()
+        (course / "nbgrader_config.py").write_text(PLAIN_CONFIG)
+        plain = timed_autograde(course, "*")
+        (course / "nbgrader_config.py").write_text(hardened_config)
+        again = timed_autograde(course, "*")
+        hardened = min(many, again)
+        print(f"4. the same class with plain nbgrader      {plain:6.2f} s   ({plain / args.class_size:.2f} s each)")
+        print(f"   hardened / plain, per submission         {hardened / plain:6.2f}x   (goal: at most 1.20x; "
+              f"hardened best of 2: {hardened:.2f} s)", flush=True)
 
 
 if __name__ == "__main__":
