@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test demo bench notebook release lock clean
+.PHONY: install test demo bench notebook release lock clean bubblewrap
 
 install: $(STAMP)
 
@@ -15,7 +15,15 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	$(BIN)/python -m posenc_course.kernel install
+	@$(MAKE) --no-print-directory bubblewrap
 	@touch $(STAMP)
+
+# The grading kernel's sandbox is bubblewrap (Debian's package `bubblewrap`), installed here as root.
+bubblewrap:
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; }; }; } || \
+	  echo "warning: could not install bubblewrap (run: sudo apt-get install bubblewrap); grading runs without a sandbox"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

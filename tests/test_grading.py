@@ -92,6 +92,14 @@ def graded(tmp_path_factory):
         ("hostile-growing-list", "ex08_interpolate_position_table", "hog = []\nwhile True:\n    hog.append(bytearray(10**7))"),
         ("hostile-huge-array", "ex02_add_positions", "big = np.ones((10**6, 10**5))"),
         ("hostile-sleep", "ex09_decode_position_ids", "import time\ntime.sleep(10**6)"),
+        # Peeking: each tries to read what grading keeps private, or to change the grading environment.
+        ("peek-import", "ex01_sinusoidal_row", "from posenc_solutions import sinusoidal_row as _reference"),
+        ("peek-source", "ex02_add_positions", "_text = open('../../../source/posenc/exercises.ipynb').read()"),
+        ("peek-gradebook", "ex03_causal_mask",
+         "import sqlite3\n_rows = sqlite3.connect('file:../../../gradebook.db?mode=ro', uri=True)"
+         ".execute('select * from grade_cells').fetchall()\nassert _rows"),
+        ("peek-others", "ex04_clipped_relative_bias", "import os\nassert len(os.listdir('../../../submitted')) > 1"),
+        ("peek-write", "ex05_apply_rope", f"open({str(ROOT / 'posenc_course' / 'evil.py')!r}, 'w').write('x = 1')"),
     ]:
         notebook = make_submission(answers, release_notebook=release)
         [cell] = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
@@ -310,6 +318,23 @@ def test_a_hostile_cell_costs_only_its_exercise(graded, student, exercise, ename
     graded_nb = nbformat.read(course / "autograded" / student / "posenc" / "exercises.ipynb", as_version=4)
     enames = [o.get("ename") for c in graded_nb.cells if c.cell_type == "code" for o in c.outputs]
     assert ename in enames, "the graded notebook shows the student what happened"
+
+
+@pytest.mark.parametrize("student, exercise", [
+    ("peek-import", "ex01"), ("peek-source", "ex02"), ("peek-gradebook", "ex03"), ("peek-others", "ex04"),
+    ("peek-write", "ex05"),
+])
+def test_student_code_cannot_peek_or_write_outside_its_folder(graded, student, exercise):
+    _, scores, _ = graded
+    got = {ex: score for ex, (score, _) in scores[student].items()}
+    assert got[exercise] < MAX_POINTS[exercise], f"{student} could do it"
+    assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
+    assert not (ROOT / "posenc_course" / "evil.py").exists()
+
+
+def test_the_sandbox_tool_is_installed():
+    import shutil
+    assert shutil.which("bwrap"), "bubblewrap is missing: `make bubblewrap` (as root) or `apt-get install bubblewrap`"
 
 
 def test_the_grading_kernel_has_a_memory_limit(tmp_path):
