@@ -106,6 +106,17 @@ def graded(tmp_path_factory):
         cell.source = code + "\n\n" + cell.source
         submit(student, notebook)
 
+    # Faked passes: replace numpy's comparison helpers with always-pass versions, then answer wrongly.
+    fake = make_submission(answers, {**WRONG["rope_half_split"][1], **WRONG["strict_causal"][1]}, release_notebook=release)
+    [cell] = [c for c in fake.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex01_sinusoidal_row"]
+    cell.source = (
+        "np.allclose = lambda *args, **kwargs: True\n"
+        "np.isclose = lambda a, b, *args, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)\n"
+        "np.array_equal = lambda *args, **kwargs: True\n"
+        "np.testing.assert_allclose = lambda *args, **kwargs: None\n"
+        "np.testing.assert_array_equal = lambda *args, **kwargs: None\n\n" + cell.source)
+    submit("fake-passes", fake)
+
     # Files that are not notebooks, a notebook of another assignment, and a renamed notebook.
     reference_text = nbformat.writes(make_submission(answers, release_notebook=release))
     for student, content in [("malformed", '{"cells": [{"cell_type": "code", "source": "truncated'),
@@ -330,6 +341,14 @@ def test_student_code_cannot_peek_or_write_outside_its_folder(graded, student, e
     assert got[exercise] < MAX_POINTS[exercise], f"{student} could do it"
     assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
     assert not (ROOT / "posenc_course" / "evil.py").exists()
+
+
+def test_replacing_numpys_comparison_helpers_gains_nothing(graded):
+    _, scores, _ = graded
+    got = {ex: score for ex, (score, _) in scores["fake-passes"].items()}
+    assert got["ex05"] < MAX_POINTS["ex05"] and got["ex03"] < MAX_POINTS["ex03"]
+    assert {ex: s for ex, s in got.items() if ex not in ("ex03", "ex05")} == {
+        ex: m for ex, m in MAX_POINTS.items() if ex not in ("ex03", "ex05")}
 
 
 def test_the_sandbox_tool_is_installed():
