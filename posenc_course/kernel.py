@@ -72,8 +72,12 @@ def sandbox_command(cwd):
     args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent",
             "--bind", "/tmp", "/tmp", "--setenv", "IPYTHONDIR", scratch, "--setenv", "MPLCONFIGDIR", scratch,
             "--setenv", "POSENC_IN_SANDBOX", "1"]
-    hidden = []
     root = course_root(cwd)
+    # /tmp is writable, so the course, this package and the Python environment are made
+    # read-only again in case they live under it.
+    for path in {root, Path(__file__).resolve().parents[1], Path(sys.prefix).resolve()} - {None}:
+        args += ["--ro-bind", str(path), str(path)]
+    hidden = []
     if root is not None:
         hidden += [root / name for name in PRIVATE] + [root / "gradebook.db"]
     spec = importlib.util.find_spec("posenc_solutions")
@@ -84,9 +88,11 @@ def sandbox_command(cwd):
             args += ["--tmpfs", str(path)]
         elif path.exists():
             args += ["--ro-bind", "/dev/null", str(path)]
-    # The student's own folder (inside autograded/) stays visible and writable.
-    args += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
-    return args
+    # A kernel started in a student's own folder (inside autograded/) may write there; anywhere
+    # else in the course its working folder stays read-only.
+    if root is not None and (root / "autograded") in cwd.parents:
+        args += ["--bind", str(cwd), str(cwd)]
+    return args + ["--chdir", str(cwd)]
 
 
 def main():

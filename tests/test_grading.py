@@ -94,12 +94,13 @@ def graded(tmp_path_factory):
         ("hostile-sleep", "ex09_decode_position_ids", "import time\ntime.sleep(10**6)"),
         # Peeking: each tries to read what grading keeps private, or to change the grading environment.
         ("peek-import", "ex01_sinusoidal_row", "from posenc_solutions import sinusoidal_row as _reference"),
-        ("peek-source", "ex02_add_positions", "_text = open('../../../source/posenc/exercises.ipynb').read()"),
+        ("peek-source", "ex02_add_positions", f"_text = open({str(course / 'source' / 'posenc' / 'exercises.ipynb')!r}).read()"),
         ("peek-gradebook", "ex03_causal_mask",
-         "import sqlite3\n_rows = sqlite3.connect('file:../../../gradebook.db?mode=ro', uri=True)"
+         f"import sqlite3\n_rows = sqlite3.connect('file:{course / 'gradebook.db'}?mode=ro', uri=True)"
          ".execute('select * from grade_cells').fetchall()\nassert _rows"),
-        ("peek-others", "ex04_clipped_relative_bias", "import os\nassert len(os.listdir('../../../submitted')) > 1"),
-        ("peek-write", "ex05_apply_rope", f"open({str(ROOT / 'posenc_course' / 'evil.py')!r}, 'w').write('x = 1')"),
+        ("peek-others", "ex04_clipped_relative_bias", f"import os\nassert len(os.listdir({str(course / 'submitted')!r})) > 1"),
+        ("peek-write", "ex05_apply_rope", f"open({str(ROOT / 'posenc_course' / 'evil.py')!r}, 'w').write('x = 1')\n"
+                                          f"open({str(course / 'release' / 'evil.py')!r}, 'w').write('x = 1')"),
     ]:
         notebook = make_submission(answers, release_notebook=release)
         [cell] = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
@@ -336,11 +337,12 @@ def test_a_hostile_cell_costs_only_its_exercise(graded, student, exercise, ename
     ("peek-write", "ex05"),
 ])
 def test_student_code_cannot_peek_or_write_outside_its_folder(graded, student, exercise):
-    _, scores, _ = graded
+    course, scores, _ = graded
     got = {ex: score for ex, (score, _) in scores[student].items()}
     assert got[exercise] < MAX_POINTS[exercise], f"{student} could do it"
     assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
     assert not (ROOT / "posenc_course" / "evil.py").exists()
+    assert not (course / "release" / "evil.py").exists()
 
 
 def test_replacing_numpys_comparison_helpers_gains_nothing(graded):
