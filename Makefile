@@ -1,4 +1,5 @@
-# posenc: set up, test, demo and benchmark. Needs only a Python 3.11 with venv.
+# posenc: set up, test, demo and benchmark. Needs only a Python 3.11 with venv (and, for the
+# grading sandbox, Debian's bubblewrap, which `make install` installs when run as root).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin

@@ -38,9 +38,10 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
-# Run student code in the memory-limited kernel posenc-grader (posenc_course/kernel.py, installed
-# by `make install`), and survive a cell that kills the kernel or exhausts its memory: only the
-# tests that need that cell lose points (posenc_course.grading.ResilientExecute).
+# Run student code in the kernel posenc-grader (posenc_course/kernel.py, installed by `make
+# install`): a bubblewrap sandbox that hides the course's private parts, under a memory limit.
+# Survive a cell that kills the kernel or exhausts its memory: only the tests that need that cell
+# lose points (posenc_course.grading.ResilientExecute).
 c.Execute.kernel_name = "posenc-grader"
 c.Autograde.autograde_preprocessors = [
     "posenc_course.grading.ResilientExecute",
