@@ -29,6 +29,8 @@ from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import NotebookExporter
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
+from .submissions import grade_id as _grade_id
+
 log = logging.getLogger("posenc.grading")
 
 NOTEBOOK = "exercises.ipynb"
@@ -36,10 +38,6 @@ NOTEBOOK = "exercises.ipynb"
 
 def _meta(cell):
     return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def _grade_id(cell):
-    return _meta(cell).get("grade_id")
 
 
 def _course_root_of(notebook_path):

@@ -18,7 +18,7 @@ import pytest
 
 from posenc_course import report
 from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.submissions import make_submission, reference_answers, write_submission
+from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
 from posenc_solutions import EXERCISES
 
 from . import alternative_solutions
@@ -81,12 +81,12 @@ def graded(tmp_path_factory):
 
     # An endless loop at the top of one answer cell: ex03's causal_mask is never defined.
     looping = make_submission(answers, release_notebook=release)
-    [cell] = [c for c in looping.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex03_causal_mask"]
+    [cell] = [c for c in looping.cells if grade_id(c) == "ex03_causal_mask"]
     cell.source = "while True:\n    pass\n\n" + cell.source
     submit("endless-loop", looping)
 
     # Cells that kill the kernel, exhaust its memory, or sleep forever, each in one exercise.
-    for student, grade_id, code in [
+    for student, cell_id, code in [
         ("hostile-exit", "ex04_clipped_relative_bias", "import os\nos._exit(1)"),
         ("hostile-segfault", "ex06_rotation_2d", "import ctypes\nctypes.string_at(0)"),
         ("hostile-growing-list", "ex08_interpolate_position_table", "hog = []\nwhile True:\n    hog.append(bytearray(10**7))"),
@@ -103,13 +103,13 @@ def graded(tmp_path_factory):
                                           f"open({str(course / 'release' / 'evil.py')!r}, 'w').write('x = 1')"),
     ]:
         notebook = make_submission(answers, release_notebook=release)
-        [cell] = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+        [cell] = [c for c in notebook.cells if grade_id(c) == cell_id]
         cell.source = code + "\n\n" + cell.source
         submit(student, notebook)
 
     # Faked passes: replace numpy's comparison helpers with always-pass versions, then answer wrongly.
     fake = make_submission(answers, {**WRONG["rope_half_split"][1], **WRONG["strict_causal"][1]}, release_notebook=release)
-    [cell] = [c for c in fake.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex01_sinusoidal_row"]
+    [cell] = [c for c in fake.cells if grade_id(c) == "ex01_sinusoidal_row"]
     cell.source = (
         "np.allclose = lambda *args, **kwargs: True\n"
         "np.isclose = lambda a, b, *args, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)\n"
@@ -137,14 +137,14 @@ def graded(tmp_path_factory):
     reordered.cells = [c for c in reordered.cells if not c.metadata.get("nbgrader", {}).get("grade")] + tests[::-1] + tests[:5]
     submit("tamper-reordered-wrong", reordered)
     duplicated = make_submission(answers, release_notebook=release)
-    [index] = [i for i, c in enumerate(duplicated.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "ex03_causal_mask"]
+    [index] = [i for i, c in enumerate(duplicated.cells) if grade_id(c) == "ex03_causal_mask"]
     first_copy = nbformat.from_dict(copy.deepcopy(duplicated.cells[index]))
     first_copy.source = WRONG["strict_causal"][1]["causal_mask"]
     duplicated.cells.insert(index, first_copy)
     submit("tamper-duplicated-answer", duplicated)
     helper = make_submission(answers, {"rotation_2d": "def rotation_2d(angle):\n    return my_rotation(angle)"},
                              release_notebook=release)
-    [index] = [i for i, c in enumerate(helper.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "ex06_rotation_2d"]
+    [index] = [i for i, c in enumerate(helper.cells) if grade_id(c) == "ex06_rotation_2d"]
     helper.cells.insert(index, nbformat.v4.new_code_cell(
         "def my_rotation(a):\n    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])"))
     submit("own-helper-cell", helper)
@@ -313,7 +313,7 @@ def test_endless_loop_costs_only_its_exercise(graded):
     assert got["ex03"] < MAX_POINTS["ex03"]
     assert {ex: s for ex, s in got.items() if ex != "ex03"} == {ex: m for ex, m in MAX_POINTS.items() if ex != "ex03"}
     graded_nb = nbformat.read(course / "autograded" / "endless-loop" / "posenc" / "exercises.ipynb", as_version=4)
-    [cell] = [c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex03_causal_mask"]
+    [cell] = [c for c in graded_nb.cells if grade_id(c) == "ex03_causal_mask"]
     assert any(o.get("ename") == "CellTimeoutError" or "Interrupt" in o.get("ename", "") for o in cell.outputs), cell.outputs
 
 
@@ -370,7 +370,7 @@ def test_the_grading_kernel_has_a_memory_limit(tmp_path):
 def test_visible_tests_fail_with_a_message_not_a_bare_assertion(graded):
     course, _, _ = graded
     graded_nb = nbformat.read(course / "autograded" / "wrong-rope_half_split" / "posenc" / "exercises.ipynb", as_version=4)
-    [cell] = [c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex05_apply_rope_test"]
+    [cell] = [c for c in graded_nb.cells if grade_id(c) == "ex05_apply_rope_test"]
     [error] = [o for o in cell.outputs if o.output_type == "error"]
     assert error.ename == "AssertionError" and "expected" in error.evalue and "got" in error.evalue, error.evalue
 
