@@ -12,7 +12,6 @@ Exit codes: 0 at full marks, 1 below full marks, 2 if the file cannot be graded.
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 import nbformat
 
 from . import ROOT
+from .course import nbgrader_env, new_course
 from .submissions import grade_id
 
 ASSIGNMENT = "posenc"
@@ -77,10 +77,7 @@ def first_failures(autograded_path):
 def grade(notebook_path, workdir):
     """Autograde `notebook_path` in a course under `workdir`; return (scores, failures)."""
     learner = read_learner_notebook(notebook_path)
-    course = Path(workdir) / "course"
-    course.mkdir()
-    shutil.copy(ROOT / "nbgrader_config.py", course)
-    shutil.copytree(ROOT / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT)
+    course = new_course(Path(workdir) / "course")
     submission = course / "submitted" / LEARNER / ASSIGNMENT / "exercises.ipynb"
     submission.parent.mkdir(parents=True)
     nbformat.write(learner, str(submission))
@@ -89,8 +86,7 @@ def grade(notebook_path, workdir):
 
     ensure_installed()  # the memory-limited grading kernel that nbgrader_config.py names
     progress("loading nbgrader (a few seconds)")
-    # nbgrader runs `alembic` in a subprocess: it must find the one beside this Python.
-    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+    os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic`: the one beside this Python
     # nbgrader's own use of SQLAlchemy warns about its session on every autograde: not ours to fix.
     warnings.filterwarnings("ignore", message="Object of type <Submitted")
     from nbgrader.apps import NbGraderAPI
