@@ -238,12 +238,12 @@ def mark_graded(assignment, student, notebooks):
     ``autograded/``, which nbgrader would skip on the next run; :func:`remove_unfinished`
     removes such folders first, so that running ``nbgrader autograde`` again finishes the class.
     """
-    for notebook in notebooks[:1]:
-        path = Path(notebook).resolve()
-        root, student_id = path.parents[3], path.parents[1].name
-        folder = root / "autograded" / student_id / assignment
-        if folder.is_dir():
-            (folder / GRADED_MARKER).write_text("graded\n")
+    if not notebooks:
+        return
+    path = Path(notebooks[0]).resolve()
+    folder = _course_root_of(path) / "autograded" / path.parents[1].name / assignment
+    if folder.is_dir():
+        (folder / GRADED_MARKER).write_text("graded\n")
 
 
 def remove_unfinished(course_root="."):
