@@ -14,13 +14,20 @@
   another assignment therefore cannot change what is run; ``OverwriteCells`` then restores the
   hidden tests. Cells the student added (scratch work, helpers) are kept where they were.
 - :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
-  a cell that kills the kernel or exhausts its memory limit costs only the tests that need it.
-  The kernel itself is ``posenc-grader`` (:mod:`posenc_course.kernel`), memory-limited.
+  runs the student's cells in the kernel ``posenc-grader`` (:mod:`posenc_course.kernel`,
+  sandboxed and memory-limited) and the test cells in this process, out of the student code's
+  reach (:mod:`posenc_course.judge`). A cell that kills the kernel or exhausts its memory limit
+  costs only the tests that need it.
 """
 
+import asyncio
 import copy
+import functools
+import json
 import logging
+import math
 import shutil
+import time
 from pathlib import Path
 
 import nbformat
@@ -29,6 +36,7 @@ from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import NotebookExporter
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
+from . import judge
 from .submissions import grade_id as _grade_id
 
 log = logging.getLogger("posenc.grading")
@@ -43,6 +51,13 @@ def _meta(cell):
 def _course_root_of(notebook_path):
     """``ROOT/submitted/STUDENT/ASSIGNMENT/NAME.ipynb`` (or ``autograded/...``) -> ``ROOT``."""
     return Path(notebook_path).resolve().parents[3]
+
+
+def _course_root(preprocessor):
+    """The course directory of the nbgrader app that runs `preprocessor`."""
+    converter = getattr(preprocessor.parent, "parent", None)
+    coursedir = getattr(converter, "coursedir", None)
+    return Path(coursedir.root) if coursedir is not None else Path.cwd()
 
 
 def _release_notebook(course_root, assignment, notebook_id):
@@ -109,7 +124,7 @@ class RebuildFromRelease(NbGraderPreprocessor):
         info = resources.get("nbgrader", {})
         student, assignment, notebook_id = info.get("student"), info.get("assignment"), info.get("notebook")
         try:
-            release = _release_notebook(self._course_root(), assignment, notebook_id)
+            release = _release_notebook(_course_root(self), assignment, notebook_id)
         except FileNotFoundError:
             self.log.warning("posenc: no release/%s/%s.ipynb to rebuild on; grading as submitted",
                              assignment, notebook_id)
@@ -166,15 +181,21 @@ class RebuildFromRelease(NbGraderPreprocessor):
         nb.metadata = copy.deepcopy(release.metadata)
         return nb, resources
 
-    def _course_root(self):
-        exporter = self.parent
-        converter = getattr(exporter, "parent", None)
-        coursedir = getattr(converter, "coursedir", None)
-        return Path(coursedir.root) if coursedir is not None else Path.cwd()
+
+
+@functools.lru_cache(maxsize=8)
+def _setup_namespace(path, mtime_ns):
+    return judge.setup_namespace(nbformat.read(path, as_version=4))
 
 
 class ResilientExecute(Execute):
-    """nbgrader's Execute, which survives a kernel that dies or runs out of memory.
+    """nbgrader's Execute, with trusted test cells, which survives a kernel that dies.
+
+    A test cell (a graded cell that is not an answer) is not sent to the kernel: it runs here,
+    in a namespace made of the released notebook's setup cells, and calls the submission's
+    functions in the kernel (:mod:`posenc_course.judge`). Its verdict is the same error output
+    nbgrader would see from the kernel, so ``SaveAutoGrades`` records it as usual. The whole
+    cell gets the usual time limit (``Execute.timeout``).
 
     When a cell kills the kernel (``os._exit``, a segfault, the memory limit) or raises
     ``MemoryError``, the cell gets an error output that says so, a fresh kernel is started,
@@ -185,8 +206,28 @@ class ResilientExecute(Execute):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._poisoned = set()
+        self._info = {}
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._info = (resources or {}).get("nbgrader", {})
+        return super().preprocess(nb, resources, km=km)
+
+    def _trusted_setup(self):
+        """The namespace of the released notebook's setup cells, made in this process."""
+        assignment, notebook_id = self._info.get("assignment"), self._info.get("notebook")
+        for folder in ("release", "source"):
+            path = _course_root(self) / folder / str(assignment) / f"{notebook_id}.ipynb"
+            if path.exists():
+                return _setup_namespace(str(path), path.stat().st_mtime_ns)
+        return None
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if cell.cell_type == "code" and _meta(cell).get("grade") and not _meta(cell).get("solution"):
+            setup = self._trusted_setup()
+            if setup is not None:
+                return await self._judge_test_cell(cell, cell_index, setup)
+            self.log.error("posenc: no release/%s/%s.ipynb: test cell %s is run in the student's kernel",
+                           self._info.get("assignment"), self._info.get("notebook"), _grade_id(cell))
         try:
             cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         except DeadKernelError:
@@ -198,6 +239,88 @@ class ResilientExecute(Execute):
             self._note(cell, "MemoryError", "this cell ran out of memory (the grading kernel's limit)")
             await self._restart_and_replay(cell_index)
         return cell
+
+    async def _judge_test_cell(self, cell, cell_index, setup):
+        """Run a test cell in this process (:mod:`posenc_course.judge`), calling into the kernel."""
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + (self.timeout or 10**6)
+        printed = []
+
+        def ask(request):
+            future = asyncio.run_coroutine_threadsafe(
+                self._ask_kernel(request, cell_index, deadline, printed, the_judge.answer_callback), loop)
+            return future.result()
+
+        the_judge = judge.Judge(ask)
+        label = f"<test cell {_grade_id(cell)}>"
+        cell.outputs, cell.execution_count = [], None
+        try:
+            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, setup, label)
+        except judge.Abort as abort:
+            cell.outputs.extend(printed)
+            if abort.ename == "CellTimeoutError":
+                cell.outputs.append(nbformat.v4.new_output("error", ename=abort.ename, evalue=abort.message,
+                                                           traceback=[f"{abort.ename}: {abort.message}"]))
+                return cell
+            self._note(cell, abort.ename, abort.message)
+            await self._restart_and_replay(cell_index)
+            return cell
+        cell.outputs.extend(printed)
+        if stdout:
+            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
+        if error:
+            cell.outputs.append(nbformat.v4.new_output(**error))
+        return cell
+
+    async def _ask_kernel(self, request, cell_index, deadline, printed, answer_callback):
+        """Carry out one request of the judge in the kernel; return the agent's reply.
+
+        While it runs, the submission's function may call a function of the tests: the kernel
+        asks for it over the stdin channel, and `answer_callback` runs it here.
+        """
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise judge.Abort("CellTimeoutError", f"the tests of this cell took over {self.timeout} s")
+        call = nbformat.v4.new_code_cell(judge.kernel_code(request))
+        test_cell, timeout = self.nb.cells[cell_index], self.timeout
+        self.timeout = max(1, math.ceil(remaining))
+        callbacks = asyncio.ensure_future(self._answer_input_requests(answer_callback))
+        self.kc.allow_stdin = True
+        try:
+            await super().async_execute_cell(call, cell_index, store_history=False)
+        except DeadKernelError:
+            raise judge.Abort("KernelDied", "the kernel died while the tests called the submission's "
+                                            "functions (a crash, os._exit, or the memory limit)") from None
+        finally:
+            callbacks.cancel()
+            if self.kc is not None:
+                self.kc.allow_stdin = False
+            self.timeout = timeout
+            self.nb.cells[cell_index] = test_cell
+        reply, errors = None, []
+        for output in call.outputs:
+            if output.output_type == "stream":
+                printed.append(output)
+            elif output.output_type == "error":
+                errors.append(output)
+            elif judge.agent.MIME in output.get("data", {}):
+                reply = output.data[judge.agent.MIME]
+        for error in errors:
+            if error.ename == "CellTimeoutError":
+                raise judge.Abort(error.ename, f"the tests of this cell took over {self.timeout} s "
+                                               "(an endless loop?) and were stopped")
+            if error.ename == "MemoryError":
+                raise judge.Abort(error.ename, "the submission's code ran out of memory (the grading kernel's limit)")
+        if reply is None:
+            why = f"{errors[0].ename}: {errors[0].evalue}" if errors else "no answer"
+            raise judge.StudentError(f"the grading kernel could not run the submission's code ({why})")
+        return json.loads(reply)
+
+    async def _answer_input_requests(self, answer_callback):
+        while True:
+            message = await ensure_async(self.kc.stdin_channel.get_msg(timeout=None))
+            if message["header"]["msg_type"] == "input_request":
+                self.kc.input(answer_callback(message["content"].get("prompt", "")))
 
     # nbclient binds execute_cell to its own async_execute_cell: bind it to this one.
     execute_cell = run_sync(async_execute_cell)

@@ -117,6 +117,20 @@ def graded(tmp_path_factory):
         "np.testing.assert_allclose = lambda *args, **kwargs: None\n"
         "np.testing.assert_array_equal = lambda *args, **kwargs: None\n\n" + cell.source)
     submit("fake-passes", fake)
+    # ... and go further, at the kernel's own checks: rebind every check_* helper to a no-op and
+    # swallow every error; or blank every later cell that calls a check. Both used to pass all.
+    for student, code in [
+        ("fake-checks", "for _name in [n for n in dir() if n.startswith('check_')]:\n"
+                        "    globals()[_name] = lambda *args, **kwargs: None\n"
+                        "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)"),
+        ("fake-cells", "get_ipython().input_transformers_cleanup.append(\n"
+                       "    lambda lines: [] if any('check_' in line for line in lines) else lines)"),
+    ]:
+        notebook = make_submission(answers, {**WRONG["rope_half_split"][1], **WRONG["strict_causal"][1]},
+                                   release_notebook=release)
+        [cell] = [c for c in notebook.cells if grade_id(c) == "ex01_sinusoidal_row"]
+        cell.source = code + "\n\n" + cell.source
+        submit(student, notebook)
 
     # Files that are not notebooks, a notebook of another assignment, and a renamed notebook.
     reference_text = nbformat.writes(make_submission(answers, release_notebook=release))
@@ -345,9 +359,12 @@ def test_student_code_cannot_peek_or_write_outside_its_folder(graded, student, e
     assert not (course / "release" / "evil.py").exists()
 
 
-def test_replacing_numpys_comparison_helpers_gains_nothing(graded):
+@pytest.mark.parametrize("student", ["fake-passes", "fake-checks", "fake-cells"])
+def test_faking_the_checks_gains_nothing(graded, student):
+    """numpy's comparisons replaced, the notebook's check_* helpers rebound, errors swallowed,
+    or test cells blanked: the tests run outside the kernel, so the wrong answers still lose."""
     _, scores, _ = graded
-    got = {ex: score for ex, (score, _) in scores["fake-passes"].items()}
+    got = {ex: score for ex, (score, _) in scores[student].items()}
     assert got["ex05"] < MAX_POINTS["ex05"] and got["ex03"] < MAX_POINTS["ex03"]
     assert {ex: s for ex, s in got.items() if ex not in ("ex03", "ex05")} == {
         ex: m for ex, m in MAX_POINTS.items() if ex not in ("ex03", "ex05")}

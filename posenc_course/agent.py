@@ -1,0 +1,142 @@
+"""The grading kernel's side of the judge (:mod:`posenc_course.judge`).
+
+While a submission is graded, its test cells run in the grader's own process, out of reach of
+the student's code. Each time a test calls one of the student's functions, the judge sends this
+file's source to the grading kernel with one request: call that function with these arguments,
+or read these variables. The kernel answers with one display output of type :data:`MIME`, a JSON text. It
+never sees a test, an expected value or a comparison, so nothing it can patch changes a verdict.
+
+The values travel as JSON; arrays as ``.npy`` bytes written without pickle, so that reading an
+answer on the grader's side runs none of the student's code. This module uses only the standard
+library and numpy; it is also imported by the judge, for :func:`encode` and :func:`decode`.
+"""
+
+import base64
+import io
+import json
+import traceback
+
+import numpy
+
+MIME = "application/vnd.posenc.judge"
+
+
+def encode(value, depth=0):
+    """A JSON-able description of `value`: numbers, strings, arrays and their containers."""
+    if depth > 20:
+        return {"t": "opaque", "type": type(value).__name__, "repr": "(nested too deeply)"}
+    if isinstance(value, (numpy.ndarray, numpy.generic)) and numpy.asarray(value).dtype.kind in "biufc":
+        buffer = io.BytesIO()
+        numpy.save(buffer, numpy.asarray(value), allow_pickle=False)
+        return {"t": "scalar" if isinstance(value, numpy.generic) else "array",
+                "v": base64.b64encode(buffer.getvalue()).decode("ascii")}
+    if value is None or type(value) in (bool, int, float, str):
+        return {"t": "py", "v": value}
+    if type(value) in (list, tuple):
+        return {"t": type(value).__name__, "v": [encode(item, depth + 1) for item in value]}
+    if type(value) is dict:
+        return {"t": "dict", "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    if callable(value):
+        return {"t": "callable", "name": getattr(value, "__name__", "?")}
+    try:
+        text = repr(value)[:300]
+    except Exception:
+        text = "(no repr)"
+    return {"t": "opaque", "type": type(value).__name__, "repr": text}
+
+
+class Opaque:
+    """A value the student's code produced that is not a number, string, array or container."""
+
+    def __init__(self, type_name, text):
+        self.type_name, self.text = type_name, text
+
+    def __repr__(self):
+        return f"<{self.type_name} object: {self.text}>"
+
+
+def decode(data, resolve=None):
+    """The value that :func:`encode` described.
+
+    `resolve(data)` turns the description of a function (``"callable"``, by name, or
+    ``"callback"``, a function of the tests) back into something to call.
+    """
+    kind, value = data["t"], data.get("v")
+    if kind == "py":
+        return value
+    if kind in ("array", "scalar"):
+        array = numpy.load(io.BytesIO(base64.b64decode(value)), allow_pickle=False)
+        return array[()] if kind == "scalar" else array
+    if kind == "list":
+        return [decode(item, resolve) for item in value]
+    if kind == "tuple":
+        return tuple(decode(item, resolve) for item in value)
+    if kind == "dict":
+        return {decode(k, resolve): decode(v, resolve) for k, v in value}
+    if kind in ("callable", "callback") and resolve is not None:
+        return resolve(data)
+    return Opaque(data.get("type", kind), data.get("repr", ""))
+
+
+def exception_description(error):
+    lines = traceback.format_exception(type(error), error, error.__traceback__)
+    return {"status": "raised", "types": [c.__name__ for c in type(error).__mro__],
+            "message": str(error)[:2000], "traceback": [line[:2000] for line in lines[-12:]]}
+
+
+class CallbackError(Exception):
+    """A function of the tests, passed to the submission's function, raised this."""
+
+
+def _callback(ident):
+    """A stand-in for a function of the tests: each call is asked of the judge (over stdin)."""
+
+    def callback(*args, **kwargs):
+        prompt = json.dumps({"callback": ident, "args": [encode(a) for a in args],
+                             "kwargs": [[k, encode(v)] for k, v in kwargs.items()]})
+        reply = json.loads(input(prompt))
+        if reply["status"] == "raised":
+            raise CallbackError(f"the function passed by the tests raised {reply['types'][0]}: {reply['message']}")
+        return decode(reply["value"])
+
+    return callback
+
+
+def _resolver(namespace):
+    def resolve(data):
+        return _callback(data["id"]) if data["t"] == "callback" else namespace.get(data["name"])
+    return resolve
+
+
+def answer(request, namespace):
+    """Carry out one request of the judge in the kernel's `namespace`; return the reply."""
+    if request["op"] == "get":
+        values = {}
+        for name in request["names"]:
+            if name in namespace:
+                value = namespace[name]
+                values[name] = {"t": "callable", "name": name} if callable(value) else encode(value)
+        return {"status": "ok", "values": values}
+
+    function = namespace.get(request["name"])
+    if not callable(function):
+        return {"status": "raised", "types": ["NameError", "Exception"],
+                "message": f"name {request['name']!r} is not defined", "traceback": []}
+    args = [decode(a, _resolver(namespace)) for a in request["args"]]
+    kwargs = {k: decode(v, _resolver(namespace)) for k, v in request["kwargs"]}
+    try:
+        result = function(*args, **kwargs)
+    except KeyboardInterrupt:  # the judge's time limit
+        raise
+    except BaseException as error:  # noqa: B036  (SystemExit too: it is the student's answer)
+        return exception_description(error)
+    return {"status": "ok", "value": encode(result),
+            "args_after": [encode(a) if isinstance(a, numpy.ndarray) else None for a in args],
+            "kwargs_after": {k: encode(v) for k, v in kwargs.items() if isinstance(v, numpy.ndarray)}}
+
+
+def main(request_text, namespace):
+    """Entry point in the kernel: answer the request as one display output."""
+    from IPython.display import display
+
+    display({MIME: json.dumps(answer(json.loads(request_text), namespace))}, raw=True)

@@ -1,0 +1,198 @@
+"""The trusted judge: test cells run in the grader's process, not in the student's kernel.
+
+Student code and the checks used to share one kernel, so an answer could rebind ``check_close``,
+patch ``np.allclose`` or ``np.sin``, or install an IPython hook that swallows errors or rewrites
+the next cell. While grading, :class:`posenc_course.grading.ResilientExecute` therefore runs each
+test cell here instead, in a fresh namespace made of the released notebook's own setup cells
+(``numpy``, ``math`` and the ``check_*`` helpers, all the grader's own objects). Every name the
+test uses that it does not define is looked up in the kernel: a student's function becomes a
+:class:`KernelFunction`, whose calls are carried out in the kernel by :mod:`posenc_course.agent`;
+any other variable (a multiple-choice answer) is copied over as a value. Expected values and
+comparisons never leave this process, so the only way to pass a test is to return right answers.
+"""
+
+import ast
+import builtins
+import contextlib
+import io
+import json
+import linecache
+import traceback
+from pathlib import Path
+
+import numpy
+
+from . import agent
+
+AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
+
+
+class Abort(BaseException):
+    """The kernel timed out, ran out of memory or died: the test cell stops here.
+
+    A ``BaseException``, so that no ``except Exception`` in a test can carry on past it.
+    """
+
+    def __init__(self, ename, message):
+        super().__init__(message)
+        self.ename, self.message = ename, message
+
+
+class StudentError(Exception):
+    """The student's function raised an exception other than ValueError or NotImplementedError."""
+
+
+def kernel_code(request):
+    """The code that carries out `request` in the kernel (a cell run without history)."""
+    return ("__posenc_agent__ = {'__name__': 'posenc_agent'}\n"
+            f"exec({AGENT_SOURCE!r}, __posenc_agent__)\n"
+            f"__posenc_agent__['main']({json.dumps(request)!r}, globals())\n"
+            "del __posenc_agent__\n")
+
+
+def setup_namespace(notebook):
+    """The namespace made by the notebook's setup cells: code cells neither answers nor tests."""
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in notebook.cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if cell.cell_type == "code" and not meta.get("solution") and not meta.get("grade"):
+                exec(compile(cell.source, "<setup cell>", "exec"), namespace)
+    return namespace
+
+
+def free_names(source, namespace):
+    """Names the cell reads but never assigns, and that `namespace` and builtins lack."""
+    tree = ast.parse(source)
+    loaded, stored = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else stored).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+        elif isinstance(node, ast.alias):
+            stored.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            stored.add(node.name)
+        elif isinstance(node, ast.arg):
+            stored.add(node.arg)
+    return sorted(loaded - stored - set(namespace) - set(dir(builtins)))
+
+
+class KernelFunction:
+    """A student's function: calling it calls it in the grading kernel."""
+
+    def __init__(self, name, judge):
+        self.__name__ = self.__qualname__ = name
+        self._judge = judge
+
+    def __call__(self, *args, **kwargs):
+        return self._judge.call(self.__name__, args, kwargs)
+
+    def __repr__(self):
+        return f"<function {self.__name__} (the submission's, run in the grading kernel)>"
+
+
+class Judge:
+    """Runs test cells here, with `ask(request) -> reply` reaching the kernel."""
+
+    def __init__(self, ask):
+        self._ask = ask
+        self._callbacks = []
+
+    def _encode(self, value):
+        if isinstance(value, KernelFunction):
+            return {"t": "callable", "name": value.__name__}
+        if callable(value) and not isinstance(value, (numpy.ndarray, numpy.generic)):
+            self._callbacks.append(value)
+            return {"t": "callback", "id": len(self._callbacks) - 1}
+        return agent.encode(value)
+
+    def _decode(self, data):
+        return agent.decode(data, lambda d: KernelFunction(d.get("name", "?"), self))
+
+    def answer_callback(self, prompt):
+        """Run a function of the tests that the submission's function called; reply as JSON text.
+
+        `prompt` comes from the kernel, so it is not trusted: a malformed request gets an error.
+        """
+        try:
+            request = json.loads(prompt)
+            function = self._callbacks[int(request["callback"])]
+            args = [agent.decode(a) for a in request["args"]]
+            kwargs = {str(k): agent.decode(v) for k, v in request["kwargs"]}
+            return json.dumps({"status": "ok", "value": agent.encode(function(*args, **kwargs))})
+        except Exception as error:
+            return json.dumps(agent.exception_description(error))
+
+    def call(self, name, args, kwargs):
+        reply = self._ask({"op": "call", "name": name, "args": [self._encode(a) for a in args],
+                           "kwargs": [[k, self._encode(v)] for k, v in kwargs.items()]})
+        if reply["status"] == "raised":
+            raise _student_exception(name, reply)
+        for before, after in [*zip(args, reply.get("args_after", [])),
+                              *((kwargs[k], v) for k, v in reply.get("kwargs_after", {}).items() if k in kwargs)]:
+            _mirror_mutation(before, after)
+        return self._decode(reply["value"])
+
+    def fetch(self, names):
+        """The kernel's values of `names` (those it defines), functions as KernelFunctions."""
+        if not names:
+            return {}
+        reply = self._ask({"op": "get", "names": list(names)})
+        return {name: self._decode(data) for name, data in reply.get("values", {}).items()}
+
+    def run(self, source, setup, label):
+        """Run one test cell; return ``(stdout, error)``, error ``None`` or an nbformat-style dict.
+
+        Raises :class:`Abort` when the kernel can no longer answer.
+        """
+        namespace = dict(setup)
+        namespace.update(self.fetch(free_names(source, setup)))
+        code = compile(source, label, "exec")
+        linecache.cache[label] = (len(source), None, source.splitlines(True), label)  # lines in tracebacks
+        stdout = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(stdout):
+                exec(code, namespace)
+        except Abort:
+            raise
+        except Exception as error:
+            return stdout.getvalue(), _error_output(error, label)
+        return stdout.getvalue(), None
+
+
+def _student_exception(name, reply):
+    types, message = reply.get("types", []), reply.get("message", "")
+    if "MemoryError" in types:
+        raise Abort("MemoryError", f"{name} ran out of memory (the grading kernel's limit)")
+    if "ValueError" in types:
+        return ValueError(message)
+    if "NotImplementedError" in types:
+        return NotImplementedError(message)
+    error = StudentError(f"{name} raised {types[0] if types else 'an exception'}: {message}")
+    error.student_traceback = reply.get("traceback", [])
+    error.student_type = types[0] if types else "Exception"
+    return error
+
+
+def _mirror_mutation(before, after):
+    """Copy a change the student's function made to an argument array back onto ours."""
+    if not isinstance(before, numpy.ndarray) or after is None:
+        return
+    changed = agent.decode(after)
+    if isinstance(changed, numpy.ndarray) and changed.shape == before.shape and before.flags.writeable:
+        if not numpy.array_equal(changed, before, equal_nan=before.dtype.kind in "fc"):
+            before[...] = changed
+
+
+def _error_output(error, label):
+    """The error output of a failed test cell: the test's lines, then the student's traceback."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == label]
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames)
+    ename = getattr(error, "student_type", type(error).__name__)
+    student_lines = getattr(error, "student_traceback", [])
+    if student_lines:
+        lines += ["\nIn the submission's code:\n"] + student_lines
+    lines.append(f"{ename}: {error}")
+    return {"output_type": "error", "ename": ename, "evalue": str(error), "traceback": lines}

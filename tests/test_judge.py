@@ -1,0 +1,101 @@
+"""The judge's parts, without a kernel: what crosses from the kernel, and what a test cell reads.
+
+The whole judge, in real kernels under ``nbgrader autograde``, is tested in test_grading.py.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from posenc_course import agent, judge
+
+
+def roundtrip(value):
+    return agent.decode(json.loads(json.dumps(agent.encode(value))))
+
+
+@given(hnp.arrays(dtype=st.sampled_from([np.float64, np.float32, np.int64, np.uint8, np.bool_, np.complex128]),
+                  shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4)))
+def test_arrays_cross_unchanged(array):
+    back = roundtrip(array)
+    assert isinstance(back, np.ndarray) and back.dtype == array.dtype and back.shape == array.shape
+    np.testing.assert_array_equal(back, array)
+
+
+@pytest.mark.parametrize("value", [None, True, 3, -2**70, 1.5, float("inf"), "hidden states", [1, (2.0, "x")],
+                                   {"a": [np.int64(3)]}, (np.float32(0.5), np.arange(3))])
+def test_python_values_keep_their_types(value):
+    back = roundtrip(value)
+    assert type(back) is type(value) and repr(back) == repr(value)
+
+
+def test_nan_crosses():
+    assert np.isnan(roundtrip(float("nan"))) and np.isnan(roundtrip(np.array([np.nan]))[0])
+
+
+def test_objects_that_are_not_data_become_opaque_and_compare_as_nothing():
+    class Sneaky:
+        def __eq__(self, other):
+            return True
+
+    for value in (Sneaky(), np.array([Sneaky()], dtype=object), lambda: 1):
+        back = roundtrip(value)
+        assert isinstance(back, agent.Opaque) and back != 0 and not (back == "hidden states")
+
+
+def test_a_pickled_array_is_refused():
+    import base64
+    import io
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError):
+        agent.decode({"t": "array", "v": base64.b64encode(buffer.getvalue()).decode()})
+
+
+def test_free_names_are_what_the_test_reads_from_the_submission():
+    source = ("q = np.arange(3)\nfor i in range(2):\n    got = apply_rope(q, i)\n"
+              "check_close([f(x) for x in q], expected_values, 'what')\n"
+              "def helper(a):\n    return a + offset\ntry:\n    g(1)\nexcept ValueError as error:\n    print(error)\n")
+    setup = {"np": np, "check_close": None}
+    assert judge.free_names(source, setup) == ["apply_rope", "expected_values", "f", "g", "offset"]
+
+
+def test_a_callback_request_from_the_kernel_is_not_trusted():
+    calls = []
+    the_judge = judge.Judge(ask=None)
+    the_judge._encode(lambda p: calls.append(p) or p * 2)
+    good = json.dumps({"callback": 0, "args": [agent.encode(np.arange(3))], "kwargs": []})
+    reply = json.loads(the_judge.answer_callback(good))
+    assert reply["status"] == "ok" and agent.decode(reply["value"]).tolist() == [0, 2, 4] and len(calls) == 1
+    for bad in ("not json", json.dumps({"callback": 7, "args": [], "kwargs": []}),
+                json.dumps({"callback": 0, "args": [{"t": "array", "v": "!!"}], "kwargs": []})):
+        reply = json.loads(the_judge.answer_callback(bad))
+        assert reply["status"] == "raised", bad
+
+
+def test_a_student_exception_keeps_its_meaning():
+    the_judge = judge.Judge(ask=lambda request: {"status": "raised", "types": ["ValueError", "Exception"],
+                                                 "message": "P = 9", "traceback": []})
+    with pytest.raises(ValueError, match="P = 9"):
+        the_judge.call("add_positions", (), {})
+    the_judge = judge.Judge(ask=lambda request: {"status": "raised", "types": ["TypeError", "Exception"],
+                                                 "message": "bad", "traceback": ["  File x\n"]})
+    with pytest.raises(judge.StudentError, match="add_positions raised TypeError: bad"):
+        the_judge.call("add_positions", (), {})
+    the_judge = judge.Judge(ask=lambda request: {"status": "raised", "types": ["MemoryError"], "message": ""})
+    with pytest.raises(judge.Abort):
+        the_judge.call("add_positions", (), {})
+
+
+def test_a_change_the_submission_made_to_an_argument_is_seen_by_the_test():
+    def ask(request):
+        changed = agent.decode(request["args"][0]) * 0
+        return {"status": "ok", "value": agent.encode(None), "args_after": [agent.encode(changed)]}
+
+    argument = np.ones(3)
+    judge.Judge(ask).call("mutating", (argument,), {})
+    assert argument.tolist() == [0.0, 0.0, 0.0]
