@@ -26,8 +26,10 @@ import functools
 import json
 import logging
 import math
+import queue
 import shutil
 import time
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -184,8 +186,24 @@ class RebuildFromRelease(NbGraderPreprocessor):
 
 
 @functools.lru_cache(maxsize=8)
-def _setup_namespace(path, mtime_ns):
-    return judge.setup_namespace(nbformat.read(path, as_version=4))
+def _trusted_setup(path, mtime_ns):
+    """The setup namespace and answer function names of the notebook at `path`, read once."""
+    notebook = nbformat.read(path, as_version=4)
+    return judge.setup_namespace(notebook), judge.answer_functions(notebook)
+
+
+def _timed_out(seconds):
+    return judge.Abort("CellTimeoutError", f"the tests of this cell took over {seconds} s (an endless loop?) "
+                                           "and were stopped")
+
+
+def _kernel_died():
+    return judge.Abort("KernelDied", "the kernel died while the tests called the submission's functions "
+                                     "(a crash, os._exit, or the memory limit)")
+
+
+def _out_of_memory():
+    return judge.Abort("MemoryError", "the submission's code ran out of memory (the grading kernel's limit)")
 
 
 class ResilientExecute(Execute):
@@ -207,6 +225,7 @@ class ResilientExecute(Execute):
         super().__init__(*args, **kwargs)
         self._poisoned = set()
         self._info = {}
+        self._comm = None  # (kernel client, comm id) of the judge's comm in the current kernel
 
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
@@ -218,7 +237,7 @@ class ResilientExecute(Execute):
         for folder in ("release", "source"):
             path = _course_root(self) / folder / str(assignment) / f"{notebook_id}.ipynb"
             if path.exists():
-                return _setup_namespace(str(path), path.stat().st_mtime_ns)
+                return _trusted_setup(str(path), path.stat().st_mtime_ns)
         return None
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
@@ -242,6 +261,7 @@ class ResilientExecute(Execute):
 
     async def _judge_test_cell(self, cell, cell_index, setup):
         """Run a test cell in this process (:mod:`posenc_course.judge`), calling into the kernel."""
+        namespace, functions = setup
         loop = asyncio.get_running_loop()
         deadline = time.monotonic() + (self.timeout or 10**6)
         printed = []
@@ -255,7 +275,7 @@ class ResilientExecute(Execute):
         label = f"<test cell {_grade_id(cell)}>"
         cell.outputs, cell.execution_count = [], None
         try:
-            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, setup, label)
+            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, label, functions)
         except judge.Abort as abort:
             cell.outputs.extend(printed)
             if abort.ename == "CellTimeoutError":
@@ -273,48 +293,82 @@ class ResilientExecute(Execute):
         return cell
 
     async def _ask_kernel(self, request, cell_index, deadline, printed, answer_callback):
-        """Carry out one request of the judge in the kernel; return the agent's reply.
+        """Carry out one request of the judge in the kernel; return the agent's reply."""
+        if deadline - time.monotonic() <= 0:
+            raise _timed_out(self.timeout)
+        if judge.passes_callbacks(request):
+            return await self._ask_by_running_a_cell(request, cell_index, deadline, printed, answer_callback)
+        return await self._ask_by_comm(request, cell_index, deadline, printed)
 
-        While it runs, the submission's function may call a function of the tests: the kernel
-        asks for it over the stdin channel, and `answer_callback` runs it here.
+    async def _ask_by_comm(self, request, cell_index, deadline, printed):
+        """Send the request over the agent's comm (opened on first use in each kernel)."""
+        if self._comm is None or self._comm[0] is not self.kc:
+            await self._run_in_kernel(judge.SERVE_CODE, cell_index, deadline, printed)
+            comm_id = uuid.uuid4().hex
+            self.kc.shell_channel.send(self.kc.session.msg(
+                "comm_open", {"comm_id": comm_id, "target_name": judge.agent.TARGET, "data": {}}))
+            self._comm = (self.kc, comm_id)
+        comm_id, request_id = self._comm[1], uuid.uuid4().hex
+        message = self.kc.session.msg("comm_msg", {"comm_id": comm_id,
+                                                   "data": {"request": json.dumps({**request, "id": request_id})}})
+        self.kc.shell_channel.send(message)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                await ensure_async(self.km.interrupt_kernel())
+                raise _timed_out(self.timeout)
+            try:
+                reply = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(remaining, 1.0)))
+            except queue.Empty:
+                if not await ensure_async(self.km.is_alive()):
+                    raise _kernel_died() from None
+                continue
+            content = reply["content"]
+            if reply["msg_type"] == "stream" and reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
+                printed.append(nbformat.v4.output_from_msg(reply))
+            elif reply["msg_type"] == "comm_msg" and content.get("comm_id") == comm_id:
+                answer = json.loads(content.get("data", {}).get("reply", "{}"))
+                if answer.get("id") == request_id:
+                    return answer
+
+    async def _ask_by_running_a_cell(self, request, cell_index, deadline, printed, answer_callback):
+        """Run the request as a cell; while it runs, the submission's function may call a
+        function of the tests: the kernel asks for it over stdin, `answer_callback` runs it here.
         """
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise judge.Abort("CellTimeoutError", f"the tests of this cell took over {self.timeout} s")
-        call = nbformat.v4.new_code_cell(judge.kernel_code(request))
-        test_cell, timeout = self.nb.cells[cell_index], self.timeout
-        self.timeout = max(1, math.ceil(remaining))
         callbacks = asyncio.ensure_future(self._answer_input_requests(answer_callback))
         self.kc.allow_stdin = True
         try:
-            await super().async_execute_cell(call, cell_index, store_history=False)
-        except DeadKernelError:
-            raise judge.Abort("KernelDied", "the kernel died while the tests called the submission's "
-                                            "functions (a crash, os._exit, or the memory limit)") from None
+            outputs = await self._run_in_kernel(judge.kernel_code(request), cell_index, deadline, printed)
         finally:
             callbacks.cancel()
             if self.kc is not None:
                 self.kc.allow_stdin = False
+        replies = [o.data[judge.agent.MIME] for o in outputs if judge.agent.MIME in o.get("data", {})]
+        if not replies:
+            errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
+            raise judge.StudentError("the grading kernel could not run the submission's code "
+                                     f"({errors[0] if errors else 'no answer'})")
+        return json.loads(replies[-1])
+
+    async def _run_in_kernel(self, code, cell_index, deadline, printed):
+        """Run `code` as a cell of its own, within the deadline; return its non-stream outputs."""
+        call = nbformat.v4.new_code_cell(code)
+        test_cell, timeout = self.nb.cells[cell_index], self.timeout
+        self.timeout = max(1, math.ceil(deadline - time.monotonic()))
+        try:
+            await super().async_execute_cell(call, cell_index, store_history=False)
+        except DeadKernelError:
+            raise _kernel_died() from None
+        finally:
             self.timeout = timeout
-            self.nb.cells[cell_index] = test_cell
-        reply, errors = None, []
+            self.nb.cells[cell_index] = test_cell  # nbclient stores the cell it ran at cell_index
+        printed.extend(o for o in call.outputs if o.output_type == "stream")
         for output in call.outputs:
-            if output.output_type == "stream":
-                printed.append(output)
-            elif output.output_type == "error":
-                errors.append(output)
-            elif judge.agent.MIME in output.get("data", {}):
-                reply = output.data[judge.agent.MIME]
-        for error in errors:
-            if error.ename == "CellTimeoutError":
-                raise judge.Abort(error.ename, f"the tests of this cell took over {self.timeout} s "
-                                               "(an endless loop?) and were stopped")
-            if error.ename == "MemoryError":
-                raise judge.Abort(error.ename, "the submission's code ran out of memory (the grading kernel's limit)")
-        if reply is None:
-            why = f"{errors[0].ename}: {errors[0].evalue}" if errors else "no answer"
-            raise judge.StudentError(f"the grading kernel could not run the submission's code ({why})")
-        return json.loads(reply)
+            if output.get("ename") == "CellTimeoutError":
+                raise _timed_out(self.timeout)
+            if output.get("ename") == "MemoryError":
+                raise _out_of_memory()
+        return [o for o in call.outputs if o.output_type != "stream"]
 
     async def _answer_input_requests(self, answer_callback):
         while True:

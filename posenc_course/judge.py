@@ -42,12 +42,24 @@ class StudentError(Exception):
     """The student's function raised an exception other than ValueError or NotImplementedError."""
 
 
-def kernel_code(request):
-    """The code that carries out `request` in the kernel (a cell run without history)."""
+def _agent_code(call):
     return ("__posenc_agent__ = {'__name__': 'posenc_agent'}\n"
             f"exec({AGENT_SOURCE!r}, __posenc_agent__)\n"
-            f"__posenc_agent__['main']({json.dumps(request)!r}, globals())\n"
+            f"__posenc_agent__{call}\n"
             "del __posenc_agent__\n")
+
+
+def kernel_code(request):
+    """The code that carries out `request` in the kernel (a cell run without history)."""
+    return _agent_code(f"['main']({json.dumps(request)!r}, globals())")
+
+
+SERVE_CODE = _agent_code("['serve'](globals())")  # opens the comm target agent.TARGET
+
+
+def passes_callbacks(request):
+    """Whether `request` passes a function of the tests (which needs :func:`kernel_code`)."""
+    return '"t": "callback"' in json.dumps(request)
 
 
 def setup_namespace(notebook):
@@ -59,6 +71,19 @@ def setup_namespace(notebook):
             if cell.cell_type == "code" and not meta.get("solution") and not meta.get("grade"):
                 exec(compile(cell.source, "<setup cell>", "exec"), namespace)
     return namespace
+
+
+def answer_functions(notebook):
+    """Names of the functions the notebook's answer cells define (in the release: the stubs)."""
+    names = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            names |= {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    return frozenset(names)
 
 
 def free_names(source, namespace):
@@ -97,8 +122,14 @@ class Judge:
     """Runs test cells here, with `ask(request) -> reply` reaching the kernel."""
 
     def __init__(self, ask):
-        self._ask = ask
+        self._ask_kernel = ask
         self._callbacks = []
+
+    def _ask(self, request):
+        reply = self._ask_kernel(request)
+        if "MemoryError" in reply.get("types", []):
+            raise Abort("MemoryError", "the submission's code ran out of memory (the grading kernel's limit)")
+        return reply
 
     def _encode(self, value):
         if isinstance(value, KernelFunction):
@@ -142,13 +173,17 @@ class Judge:
         reply = self._ask({"op": "get", "names": list(names)})
         return {name: self._decode(data) for name, data in reply.get("values", {}).items()}
 
-    def run(self, source, setup, label):
+    def run(self, source, setup, label, functions=frozenset()):
         """Run one test cell; return ``(stdout, error)``, error ``None`` or an nbformat-style dict.
 
-        Raises :class:`Abort` when the kernel can no longer answer.
+        `setup` is the namespace to start from; `functions` are the names of the answer
+        functions, which need not be looked up first. Raises :class:`Abort` when the kernel can
+        no longer answer.
         """
         namespace = dict(setup)
-        namespace.update(self.fetch(free_names(source, setup)))
+        names = free_names(source, setup)
+        namespace.update({name: KernelFunction(name, self) for name in names if name in functions})
+        namespace.update(self.fetch([name for name in names if name not in functions]))
         code = compile(source, label, "exec")
         linecache.cache[label] = (len(source), None, source.splitlines(True), label)  # lines in tracebacks
         stdout = io.StringIO()
@@ -164,12 +199,12 @@ class Judge:
 
 def _student_exception(name, reply):
     types, message = reply.get("types", []), reply.get("message", "")
-    if "MemoryError" in types:
-        raise Abort("MemoryError", f"{name} ran out of memory (the grading kernel's limit)")
     if "ValueError" in types:
         return ValueError(message)
     if "NotImplementedError" in types:
         return NotImplementedError(message)
+    if types[:1] == ["NameError"] and not reply.get("traceback"):  # the function is not defined
+        return NameError(message)
     error = StudentError(f"{name} raised {types[0] if types else 'an exception'}: {message}")
     error.student_traceback = reply.get("traceback", [])
     error.student_type = types[0] if types else "Exception"
