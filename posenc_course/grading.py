@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 
 import nbformat
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import NotebookExporter
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
@@ -254,8 +254,17 @@ class ResilientExecute(Execute):
                                            "or the memory limit)")
             await self._restart_and_replay(cell_index)
             return cell
-        if cell.cell_type == "code" and any(o.get("ename") == "MemoryError" for o in cell.get("outputs", [])):
+        except CellTimeoutError:  # the kernel did not even answer the interrupt
+            self._note(cell, "CellTimeoutError", f"this cell ran over the time limit of {self.timeout} s "
+                                                 "and did not stop when interrupted")
+            await self._restart_and_replay(cell_index)
+            return cell
+        enames = {o.get("ename") for o in cell.get("outputs", [])} if cell.cell_type == "code" else set()
+        if "MemoryError" in enames:
             self._note(cell, "MemoryError", "this cell ran out of memory (the grading kernel's limit)")
+            await self._restart_and_replay(cell_index)
+        elif "CellTimeoutError" in enames:  # interrupted; a fresh kernel, in case the loop goes on
+            self._note(cell, None, f"this cell ran over the time limit of {self.timeout} s")
             await self._restart_and_replay(cell_index)
         return cell
 
@@ -276,12 +285,8 @@ class ResilientExecute(Execute):
         cell.outputs, cell.execution_count = [], None
         try:
             stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, label, functions)
-        except judge.Abort as abort:
+        except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
             cell.outputs.extend(printed)
-            if abort.ename == "CellTimeoutError":
-                cell.outputs.append(nbformat.v4.new_output("error", ename=abort.ename, evalue=abort.message,
-                                                           traceback=[f"{abort.ename}: {abort.message}"]))
-                return cell
             self._note(cell, abort.ename, abort.message)
             await self._restart_and_replay(cell_index)
             return cell
@@ -380,12 +385,17 @@ class ResilientExecute(Execute):
     execute_cell = run_sync(async_execute_cell)
 
     def _note(self, cell, ename, what):
+        """Say in `cell` (unless `ename` is None: it says so already) and in the log what happened."""
         self._poisoned.add(id(cell))
-        message = (f"{what}. Grading went on in a fresh kernel, with the cells above this one run again; "
-                   "only the tests that need this cell lose points.")
+        if _meta(cell).get("grade") and not _meta(cell).get("solution"):
+            message = f"{what}. Grading went on in a fresh kernel, with the answer cells above run again."
+        else:
+            message = (f"{what}. Grading went on in a fresh kernel, with the cells above this one run again; "
+                       "only the tests that need this cell lose points.")
         self.log.warning("posenc: cell %s: %s", _grade_id(cell) or "(no id)", message)
-        cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=message,
-                                                   traceback=[f"{ename}: {message}"]))
+        if ename is not None:
+            cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=message,
+                                                       traceback=[f"{ename}: {message}"]))
 
     async def _restart_and_replay(self, cell_index):
         await self._fresh_kernel()

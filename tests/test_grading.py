@@ -107,6 +107,22 @@ def graded(tmp_path_factory):
         cell.source = code + "\n\n" + cell.source
         submit(student, notebook)
 
+    # The same, but only when the tests call the answer: the tests run outside the kernel and
+    # call it there. The last two loops swallow the interrupt that stops them.
+    swallow = "    while True:\n        try:\n            while True:\n                pass\n        except KeyboardInterrupt:\n            pass"
+    for student, name, code in [
+        ("hostile-call-exit", "rotation_2d", "def rotation_2d(angle):\n    import os\n    os._exit(1)"),
+        ("hostile-call-memory", "interpolate_position_table",
+         "def interpolate_position_table(*args, **kwargs):\n    hog = []\n    while True:\n        hog.append(bytearray(10**7))"),
+        ("hostile-call-loop", "decode_position_ids", "def decode_position_ids(*args, **kwargs):\n    while True:\n        pass"),
+        ("hostile-call-swallow", "causal_mask", "def causal_mask(query_positions, key_positions):\n" + swallow),
+    ]:
+        submit(student, make_submission(answers, {name: code}, release_notebook=release))
+    swallowing = make_submission(answers, release_notebook=release)
+    [cell] = [c for c in swallowing.cells if grade_id(c) == "ex04_clipped_relative_bias"]
+    cell.source = "if True:\n" + swallow + "\n\n" + cell.source
+    submit("hostile-swallow", swallowing)
+
     # Faked passes: replace numpy's comparison helpers with always-pass versions, then answer wrongly.
     fake = make_submission(answers, {**WRONG["rope_half_split"][1], **WRONG["strict_causal"][1]}, release_notebook=release)
     [cell] = [c for c in fake.cells if grade_id(c) == "ex01_sinusoidal_row"]
@@ -334,7 +350,9 @@ def test_endless_loop_costs_only_its_exercise(graded):
 @pytest.mark.parametrize("student, exercise, ename", [
     ("hostile-exit", "ex04", "KernelDied"), ("hostile-segfault", "ex06", "KernelDied"),
     ("hostile-growing-list", "ex08", "MemoryError"), ("hostile-huge-array", "ex02", "MemoryError"),
-    ("hostile-sleep", "ex09", "CellTimeoutError"),
+    ("hostile-sleep", "ex09", "CellTimeoutError"), ("hostile-swallow", "ex04", "CellTimeoutError"),
+    ("hostile-call-exit", "ex06", "KernelDied"), ("hostile-call-memory", "ex08", "MemoryError"),
+    ("hostile-call-loop", "ex09", "CellTimeoutError"), ("hostile-call-swallow", "ex03", "CellTimeoutError"),
 ])
 def test_a_hostile_cell_costs_only_its_exercise(graded, student, exercise, ename):
     course, scores, _ = graded
