@@ -2,8 +2,9 @@
 
 One class of students is autograded in a single ``nbgrader autograde`` run (module fixture):
 the reference answers, the blank release, every wrong answer of ``wrong_solutions``, an
-alternative correct answer per exercise, tampered tests, an endless loop and a malformed file.
-Each test then asserts on the gradebook, in the shape of nbgrader's own test suite.
+alternative correct answer per exercise, tampered tests, hostile cells and answers (crashes,
+memory bombs, endless loops, peeking, faked checks) and malformed files. Each test then asserts
+on the gradebook, in the shape of nbgrader's own test suite.
 """
 
 import copy
