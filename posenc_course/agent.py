@@ -118,10 +118,13 @@ def answer(request, namespace):
                 values[name] = {"t": "callable", "name": name} if callable(value) else encode(value)
         return {"status": "ok", "values": values}
 
-    function = namespace.get(request["name"])
-    if not callable(function):
+    if request["name"] not in namespace:
         return {"status": "raised", "types": ["NameError", "Exception"],
                 "message": f"name {request['name']!r} is not defined", "traceback": []}
+    function = namespace[request["name"]]
+    if not callable(function):
+        return {"status": "raised", "types": ["TypeError", "Exception"],
+                "message": f"{request['name']} is a {type(function).__name__}, not a function", "traceback": []}
     args = [decode(a, _resolver(namespace)) for a in request["args"]]
     kwargs = {k: decode(v, _resolver(namespace)) for k, v in request["kwargs"]}
     try:

@@ -290,6 +290,10 @@ class ResilientExecute(Execute):
             self._note(cell, abort.ename, abort.message)
             await self._restart_and_replay(cell_index)
             return cell
+        except Exception as problem:  # not the test's own failure: this cell fails, grading goes on
+            self.log.error("posenc: test cell %s could not be judged: %r", _grade_id(cell), problem)
+            stdout, error = "", {"output_type": "error", "ename": "GradingError", "traceback": [],
+                                 "evalue": f"the tests could not be run ({type(problem).__name__}: {problem})"}
         cell.outputs.extend(printed)
         if stdout:
             cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))

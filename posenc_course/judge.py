@@ -182,12 +182,12 @@ class Judge:
         """
         namespace = dict(setup)
         names = free_names(source, setup)
-        namespace.update({name: KernelFunction(name, self) for name in names if name in functions})
-        namespace.update(self.fetch([name for name in names if name not in functions]))
         code = compile(source, label, "exec")
         linecache.cache[label] = (len(source), None, source.splitlines(True), label)  # lines in tracebacks
         stdout = io.StringIO()
         try:
+            namespace.update({name: KernelFunction(name, self) for name in names if name in functions})
+            namespace.update(self.fetch([name for name in names if name not in functions]))
             with contextlib.redirect_stdout(stdout):
                 exec(code, namespace)
         except Abort:

@@ -99,3 +99,22 @@ def test_a_change_the_submission_made_to_an_argument_is_seen_by_the_test():
     argument = np.ones(3)
     judge.Judge(ask).call("mutating", (argument,), {})
     assert argument.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("reply", [
+    {"status": "ok"},  # no value
+    {"status": "ok", "value": {"t": "array", "v": "not base64 npy"}},
+    {"status": "ok", "value": {"t": "dict", "v": [[{"t": "list", "v": []}, {"t": "py", "v": 1}]]}},
+    {"status": "raised"},
+])
+def test_a_malformed_reply_fails_the_test_cell_and_nothing_else(reply):
+    the_judge = judge.Judge(ask=lambda request: reply)
+    stdout, error = the_judge.run("got = answer(1)\ncheck_close(got, 1.0, 'answer(1)')", {"check_close": None},
+                                  "<test cell t>", functions={"answer"})
+    assert error is not None and error["output_type"] == "error"
+
+
+def test_a_malformed_lookup_fails_the_test_cell_and_nothing_else():
+    forged = {"status": "ok", "values": {"ex01_where": {"t": "dict", "v": [[{"t": "list", "v": []}, {"t": "py", "v": 1}]]}}}
+    stdout, error = judge.Judge(ask=lambda request: forged).run("assert ex01_where == 'hidden states'", {}, "<test cell t>")
+    assert error is not None and error["ename"] == "TypeError"
