@@ -1,10 +1,11 @@
 """The grading kernel's side of the judge (:mod:`posenc_course.judge`).
 
 While a submission is graded, its test cells run in the grader's own process, out of reach of
-the student's code. Each time a test calls one of the student's functions, the judge sends this
-file's source to the grading kernel with one request: call that function with these arguments,
-or read these variables. The kernel answers with one display output of type :data:`MIME`, a JSON text. It
-never sees a test, an expected value or a comparison, so nothing it can patch changes a verdict.
+the student's code. The judge runs this file's source in the grading kernel, which then answers
+its requests (call this function with these arguments; read these variables) over a Jupyter comm
+(:func:`serve`), or, for a request that passes a function of the tests, in a cell of its own
+(:func:`main`). The kernel never sees a test, an expected value or a comparison, so nothing it
+can patch changes a verdict.
 
 The values travel as JSON; arrays as ``.npy`` bytes written without pickle, so that reading an
 answer on the grader's side runs none of the student's code. This module uses only the standard

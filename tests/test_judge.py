@@ -115,6 +115,8 @@ def test_a_malformed_reply_fails_the_test_cell_and_nothing_else(reply):
 
 
 def test_a_malformed_lookup_fails_the_test_cell_and_nothing_else():
-    forged = {"status": "ok", "values": {"ex01_where": {"t": "dict", "v": [[{"t": "list", "v": []}, {"t": "py", "v": 1}]]}}}
-    stdout, error = judge.Judge(ask=lambda request: forged).run("assert ex01_where == 'hidden states'", {}, "<test cell t>")
+    unhashable_key = {"t": "dict", "v": [[{"t": "list", "v": []}, {"t": "py", "v": 1}]]}
+    forged = {"status": "ok", "values": {"ex01_where": unhashable_key}}
+    the_judge = judge.Judge(ask=lambda request: forged)
+    stdout, error = the_judge.run("assert ex01_where == 'hidden states'", {}, "<test cell t>")
     assert error is not None and error["ename"] == "TypeError"
