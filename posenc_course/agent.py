@@ -126,8 +126,9 @@ def answer(request, namespace):
     if not callable(function):
         return {"status": "raised", "types": ["TypeError", "Exception"],
                 "message": f"{request['name']} is a {type(function).__name__}, not a function", "traceback": []}
-    args = [decode(a, _resolver(namespace)) for a in request["args"]]
-    kwargs = {k: decode(v, _resolver(namespace)) for k, v in request["kwargs"]}
+    resolve = _resolver(namespace)
+    args = [decode(a, resolve) for a in request["args"]]
+    kwargs = {k: decode(v, resolve) for k, v in request["kwargs"]}
     try:
         result = function(*args, **kwargs)
     except KeyboardInterrupt:  # the judge's time limit

@@ -40,6 +40,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 
 from . import judge
 from .submissions import grade_id as _grade_id
+from .submissions import is_test_cell
 
 log = logging.getLogger("posenc.grading")
 
@@ -186,7 +187,7 @@ class RebuildFromRelease(NbGraderPreprocessor):
 
 
 @functools.lru_cache(maxsize=8)
-def _trusted_setup(path, mtime_ns):
+def _read_trusted_setup(path, mtime_ns):
     """The setup namespace and answer function names of the notebook at `path`, read once."""
     notebook = nbformat.read(path, as_version=4)
     return judge.setup_namespace(notebook), judge.answer_functions(notebook)
@@ -225,10 +226,12 @@ class ResilientExecute(Execute):
         super().__init__(*args, **kwargs)
         self._poisoned = set()
         self._info = {}
+        self._setup = None  # (namespace, answer function names), read at the notebook's first test cell
         self._comm = None  # (kernel client, comm id) of the judge's comm in the current kernel
 
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
+        self._setup = None
         return super().preprocess(nb, resources, km=km)
 
     def _trusted_setup(self):
@@ -237,14 +240,15 @@ class ResilientExecute(Execute):
         for folder in ("release", "source"):
             path = _course_root(self) / folder / str(assignment) / f"{notebook_id}.ipynb"
             if path.exists():
-                return _trusted_setup(str(path), path.stat().st_mtime_ns)
+                return _read_trusted_setup(str(path), path.stat().st_mtime_ns)
         return None
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
-        if cell.cell_type == "code" and _meta(cell).get("grade") and not _meta(cell).get("solution"):
-            setup = self._trusted_setup()
-            if setup is not None:
-                return await self._judge_test_cell(cell, cell_index, setup)
+        if is_test_cell(cell):
+            if self._setup is None:
+                self._setup = self._trusted_setup()
+            if self._setup is not None:
+                return await self._judge_test_cell(cell, cell_index, self._setup)
             self.log.error("posenc: no release/%s/%s.ipynb: test cell %s is run in the student's kernel",
                            self._info.get("assignment"), self._info.get("notebook"), _grade_id(cell))
         try:
@@ -305,7 +309,7 @@ class ResilientExecute(Execute):
         """Carry out one request of the judge in the kernel; return the agent's reply."""
         if deadline - time.monotonic() <= 0:
             raise _timed_out(self.timeout)
-        if judge.passes_callbacks(request):
+        if request.get("passes_callbacks"):
             return await self._ask_by_running_a_cell(request, cell_index, deadline, printed, answer_callback)
         return await self._ask_by_comm(request, cell_index, deadline, printed)
 
@@ -391,7 +395,7 @@ class ResilientExecute(Execute):
     def _note(self, cell, ename, what):
         """Say in `cell` (unless `ename` is None: it says so already) and in the log what happened."""
         self._poisoned.add(id(cell))
-        if _meta(cell).get("grade") and not _meta(cell).get("solution"):
+        if is_test_cell(cell):
             message = f"{what}. Grading went on in a fresh kernel, with the answer cells above run again."
         else:
             message = (f"{what}. Grading went on in a fresh kernel, with the cells above this one run again; "

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy
 
 from . import agent
+from .submissions import is_answer_cell, is_test_cell
 
 AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
 
@@ -57,18 +58,12 @@ def kernel_code(request):
 SERVE_CODE = _agent_code("['serve'](globals())")  # opens the comm target agent.TARGET
 
 
-def passes_callbacks(request):
-    """Whether `request` passes a function of the tests (which needs :func:`kernel_code`)."""
-    return '"t": "callback"' in json.dumps(request)
-
-
 def setup_namespace(notebook):
     """The namespace made by the notebook's setup cells: code cells neither answers nor tests."""
     namespace = {"__name__": "__main__", "__builtins__": builtins}
     with contextlib.redirect_stdout(io.StringIO()):
         for cell in notebook.cells:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if cell.cell_type == "code" and not meta.get("solution") and not meta.get("grade"):
+            if cell.cell_type == "code" and not is_answer_cell(cell) and not is_test_cell(cell):
                 exec(compile(cell.source, "<setup cell>", "exec"), namespace)
     return namespace
 
@@ -77,7 +72,7 @@ def answer_functions(notebook):
     """Names of the functions the notebook's answer cells define (in the release: the stubs)."""
     names = set()
     for cell in notebook.cells:
-        if cell.cell_type == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+        if is_answer_cell(cell):
             try:
                 tree = ast.parse(cell.source)
             except SyntaxError:
@@ -157,8 +152,13 @@ class Judge:
             return json.dumps(agent.exception_description(error))
 
     def call(self, name, args, kwargs):
-        reply = self._ask({"op": "call", "name": name, "args": [self._encode(a) for a in args],
-                           "kwargs": [[k, self._encode(v)] for k, v in kwargs.items()]})
+        callbacks_before = len(self._callbacks)
+        request = {"op": "call", "name": name, "args": [self._encode(a) for a in args],
+                   "kwargs": [[k, self._encode(v)] for k, v in kwargs.items()]}
+        # A function of the tests among the arguments: the kernel must run the request as a cell
+        # (:func:`kernel_code`), the only way it can ask for that function's results.
+        request["passes_callbacks"] = len(self._callbacks) > callbacks_before
+        reply = self._ask(request)
         if reply["status"] == "raised":
             raise _student_exception(name, reply)
         for before, after in [*zip(args, reply.get("args_after", [])),

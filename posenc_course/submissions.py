@@ -27,6 +27,12 @@ def is_answer_cell(cell):
     return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution", False)
 
 
+def is_test_cell(cell):
+    """A graded code cell that is not an answer: the tests of an exercise."""
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution", False)
+
+
 def reference_answers(source_notebook=SOURCE_NOTEBOOK):
     """The code of each answer cell of the source notebook, solution markers removed, by grade_id."""
     notebook = nbformat.read(str(source_notebook), as_version=4)
