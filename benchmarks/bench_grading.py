@@ -97,13 +97,18 @@ def main(argv=None):
         print(f"3. nbgrader autograde, {args.class_size} submissions     {many:6.2f} s"
               f"   ({many / args.class_size:.2f} s each)", flush=True)
 
+        # Plain and hardened in turn, best of two each: the machine is shared and noisy.
         hardened_config = (course / "nbgrader_config.py").read_text()
-        (course / "nbgrader_config.py").write_text(PLAIN_CONFIG)
-        plain = timed_autograde(course, "*")
-        (course / "nbgrader_config.py").write_text(hardened_config)
-        again = timed_autograde(course, "*")
-        hardened = min(many, again)
-        print(f"4. the same class with plain nbgrader      {plain:6.2f} s   ({plain / args.class_size:.2f} s each)")
+        plain_times, hardened_times = [], [many]
+        for _ in range(2):
+            (course / "nbgrader_config.py").write_text(PLAIN_CONFIG)
+            plain_times.append(timed_autograde(course, "*"))
+            (course / "nbgrader_config.py").write_text(hardened_config)
+            if len(hardened_times) < 2:
+                hardened_times.append(timed_autograde(course, "*"))
+        plain, hardened = min(plain_times), min(hardened_times)
+        print(f"4. the same class with plain nbgrader      {plain:6.2f} s   ({plain / args.class_size:.2f} s each, "
+              "best of 2)")
         print(f"   hardened / plain, per submission         {hardened / plain:6.2f}x   (goal: at most 1.20x; "
               f"hardened best of 2: {hardened:.2f} s)", flush=True)
 
