@@ -193,6 +193,18 @@ def _read_trusted_setup(path, mtime_ns):
     return judge.setup_namespace(notebook), judge.answer_functions(notebook)
 
 
+@functools.lru_cache(maxsize=8)
+def _read_reference(release, source):
+    """The reference answers of the source notebook; `release` and `source` are (path, mtime)."""
+    return judge.reference_namespace(nbformat.read(source[0], as_version=4), _read_trusted_setup(*release)[0])
+
+
+@functools.lru_cache(maxsize=1024)
+def _predicted_calls(release, source, test_source):
+    """The calls of the test cell `test_source` when the answers are right, found once."""
+    return tuple(judge.predicted_calls(test_source, _read_reference(release, source), _read_trusted_setup(*release)[1]))
+
+
 def _timed_out(seconds):
     return judge.Abort("CellTimeoutError", f"the tests of this cell took over {seconds} s (an endless loop?) "
                                            "and were stopped")
@@ -235,13 +247,25 @@ class ResilientExecute(Execute):
         return super().preprocess(nb, resources, km=km)
 
     def _trusted_setup(self):
-        """The namespace of the released notebook's setup cells, made in this process."""
+        """``(namespace, answer function names, predict)`` for the notebook, made in this process.
+
+        The namespace is made by the released notebook's setup cells; ``predict(test_source)``
+        gives the calls a test cell makes when the answers are right (none without a source
+        notebook). ``None`` when there is neither a release nor a source notebook.
+        """
         assignment, notebook_id = self._info.get("assignment"), self._info.get("notebook")
+        found = {}
         for folder in ("release", "source"):
             path = _course_root(self) / folder / str(assignment) / f"{notebook_id}.ipynb"
             if path.exists():
-                return _read_trusted_setup(str(path), path.stat().st_mtime_ns)
-        return None
+                found[folder] = (str(path), path.stat().st_mtime_ns)
+        if not found:
+            return None
+        release = found.get("release", found.get("source"))
+        namespace, functions = _read_trusted_setup(*release)
+        if "source" not in found:
+            return namespace, functions, lambda test_source: ()
+        return namespace, functions, lambda test_source: _predicted_calls(release, found["source"], test_source)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if is_test_cell(cell):
@@ -274,7 +298,7 @@ class ResilientExecute(Execute):
 
     async def _judge_test_cell(self, cell, cell_index, setup):
         """Run a test cell in this process (:mod:`posenc_course.judge`), calling into the kernel."""
-        namespace, functions = setup
+        namespace, functions, predict = setup
         loop = asyncio.get_running_loop()
         deadline = time.monotonic() + (self.timeout or 10**6)
         printed = []
@@ -288,7 +312,8 @@ class ResilientExecute(Execute):
         label = f"<test cell {_grade_id(cell)}>"
         cell.outputs, cell.execution_count = [], None
         try:
-            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, label, functions)
+            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, label, functions,
+                                                    predict(cell.source))
         except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
             cell.outputs.extend(printed)
             self._note(cell, abort.ename, abort.message)

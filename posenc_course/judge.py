@@ -9,6 +9,11 @@ test uses that it does not define is looked up in the kernel: a student's functi
 :class:`KernelFunction`, whose calls are carried out in the kernel by :mod:`posenc_course.agent`;
 any other variable (a multiple-choice answer) is copied over as a value. Expected values and
 comparisons never leave this process, so the only way to pass a test is to return right answers.
+
+A round trip to the kernel costs about a millisecond, and a notebook's tests make some 170 calls.
+So the calls a test cell makes when the answers are right (:func:`predicted_calls`) are asked of
+the kernel in one batch first, and each real call takes its reply from the batch only when it is
+exactly the predicted call; after the first call that differs, every call is asked on its own.
 """
 
 import ast
@@ -113,15 +118,68 @@ class KernelFunction:
         return f"<function {self.__name__} (the submission's, run in the grading kernel)>"
 
 
+class _PassesAFunction(BaseException):  # no ``except Exception`` in a test may go on past it
+    pass
+
+
+def _call_key(request):
+    """What identifies a call: the function and its arguments, as sent."""
+    return json.dumps([request["name"], request["args"], request["kwargs"]])
+
+
+def reference_namespace(source_notebook, setup):
+    """`setup` plus what the source notebook's answer cells (the reference answers) define."""
+    namespace = dict(setup)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in source_notebook.cells:
+            if is_answer_cell(cell):
+                exec(compile(cell.source, "<reference answer>", "exec"), namespace)
+    return namespace
+
+
+def predicted_calls(source, reference, functions):
+    """The calls of answer functions that a test cell makes when every answer is right.
+
+    They are the calls an honest submission gets, so :meth:`Judge.run` sends them to the kernel
+    in one round trip and checks each real call against them. The list stops before the first
+    call that passes a function (it needs a round trip of its own).
+    """
+    calls = []
+
+    def recorder(name):
+        def record(*args, **kwargs):
+            def encode(value):
+                if callable(value) and not isinstance(value, (numpy.ndarray, numpy.generic)):
+                    raise _PassesAFunction
+                return agent.encode(value)
+            calls.append({"op": "call", "name": name, "args": [encode(a) for a in args],
+                          "kwargs": [[k, encode(v)] for k, v in kwargs.items()]})
+            return reference[name](*args, **kwargs)
+        return record
+
+    namespace = dict(reference)
+    namespace.update({name: recorder(name) for name in functions if name in reference})
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(source, "<predicted calls>", "exec"), namespace)
+    except (Exception, _PassesAFunction):
+        pass
+    return calls
+
+
 class Judge:
     """Runs test cells here, with `ask(request) -> reply` reaching the kernel."""
 
     def __init__(self, ask):
         self._ask_kernel = ask
         self._callbacks = []
+        self._prefetched = []  # (call key, reply) of predicted calls, in order
 
     def _ask(self, request):
-        reply = self._ask_kernel(request)
+        return self._checked(self._ask_kernel(request))
+
+    @staticmethod
+    def _checked(reply):
         if "MemoryError" in reply.get("types", []):
             raise Abort("MemoryError", "the submission's code ran out of memory (the grading kernel's limit)")
         return reply
@@ -158,7 +216,11 @@ class Judge:
         # A function of the tests among the arguments: the kernel must run the request as a cell
         # (:func:`kernel_code`), the only way it can ask for that function's results.
         request["passes_callbacks"] = len(self._callbacks) > callbacks_before
-        reply = self._ask(request)
+        if self._prefetched and self._prefetched[0][0] == _call_key(request):
+            reply = self._checked(self._prefetched.pop(0)[1])
+        else:  # not the call an honest submission gets here: ask for it, and for all that follow
+            self._prefetched = []
+            reply = self._ask(request)
         if reply["status"] == "raised":
             raise _student_exception(name, reply)
         for before, after in [*zip(args, reply.get("args_after", [])),
@@ -173,12 +235,13 @@ class Judge:
         reply = self._ask({"op": "get", "names": list(names)})
         return {name: self._decode(data) for name, data in reply.get("values", {}).items()}
 
-    def run(self, source, setup, label, functions=frozenset()):
+    def run(self, source, setup, label, functions=frozenset(), predicted=()):
         """Run one test cell; return ``(stdout, error)``, error ``None`` or an nbformat-style dict.
 
         `setup` is the namespace to start from; `functions` are the names of the answer
-        functions, which need not be looked up first. Raises :class:`Abort` when the kernel can
-        no longer answer.
+        functions, which need not be looked up first; `predicted` are the calls the cell is
+        expected to make (:func:`predicted_calls`), asked of the kernel at once. Raises
+        :class:`Abort` when the kernel can no longer answer.
         """
         namespace = dict(setup)
         names = free_names(source, setup)
@@ -188,6 +251,9 @@ class Judge:
         try:
             namespace.update({name: KernelFunction(name, self) for name in names if name in functions})
             namespace.update(self.fetch([name for name in names if name not in functions]))
+            if predicted:
+                replies = self._ask({"op": "batch", "calls": list(predicted)})["replies"]
+                self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies)]
             with contextlib.redirect_stdout(stdout):
                 exec(code, namespace)
         except Abort:

@@ -120,3 +120,31 @@ def test_a_malformed_lookup_fails_the_test_cell_and_nothing_else():
     the_judge = judge.Judge(ask=lambda request: forged)
     stdout, error = the_judge.run("assert ex01_where == 'hidden states'", {}, "<test cell t>")
     assert error is not None and error["ename"] == "TypeError"
+
+
+def test_predicted_calls_are_the_calls_of_right_answers_up_to_one_that_passes_a_function():
+    reference = {"double": lambda x: 2 * x, "apply": lambda f, x: f(x), "check_close": lambda *a: None}
+    source = "y = double(np.arange(3))\ncheck_close(double(y), [0, 4, 8])\napply(double, 1)\ndouble(5)\n"
+    calls = judge.predicted_calls(source, {**reference, "np": np}, functions={"double", "apply"})
+    assert [c["name"] for c in calls] == ["double", "double"]
+    assert agent.decode(calls[1]["args"][0]).tolist() == [0, 2, 4]
+
+
+def test_a_call_that_was_not_predicted_is_asked_for_and_so_are_all_after_it():
+    asked = []
+
+    def ask(request):
+        asked.append(request["op"])
+        if request["op"] == "batch":
+            return {"status": "ok", "replies": [{"status": "ok", "value": agent.encode(-1)} for _ in request["calls"]]}
+        return {"status": "ok", "value": agent.encode(x_of(request) * 2)}
+
+    def x_of(request):
+        return agent.decode(request["args"][0])
+
+    predicted = judge.predicted_calls("double(1)\ndouble(2)\ndouble(3)\n", {"double": lambda x: 2 * x}, {"double"})
+    source = "out = [double(1), double(20), double(3)]"
+    stdout, error = judge.Judge(ask).run(source + "\nresults.extend(out)", {"results": (results := [])}, "<t>",
+                                         functions={"double"}, predicted=predicted)
+    assert error is None and asked == ["batch", "call", "call"]
+    assert results == [-1, 40, 6], "the first from the batch, then asked one by one"
