@@ -202,7 +202,8 @@ def _read_reference(release, source):
 @functools.lru_cache(maxsize=1024)
 def _predicted_calls(release, source, test_source):
     """The calls of the test cell `test_source` when the answers are right, found once."""
-    return tuple(judge.predicted_calls(test_source, _read_reference(release, source), _read_trusted_setup(*release)[1]))
+    functions = _read_trusted_setup(*release)[1]
+    return tuple(judge.predicted_calls(test_source, _read_reference(release, source), functions))
 
 
 def _timed_out(seconds):
@@ -238,7 +239,7 @@ class ResilientExecute(Execute):
         super().__init__(*args, **kwargs)
         self._poisoned = set()
         self._info = {}
-        self._setup = None  # (namespace, answer function names), read at the notebook's first test cell
+        self._setup = None  # _trusted_setup(), made at the notebook's first test cell
         self._comm = None  # (kernel client, comm id) of the judge's comm in the current kernel
 
     def preprocess(self, nb, resources=None, km=None):
