@@ -1,30 +1,60 @@
-# posenc: set up, test, demo and benchmark. Needs only a Python 3.11 with venv (and, for the
-# grading sandbox, Debian's bubblewrap, which `make install` installs when run as root).
+# posenc: set up, test, demo and benchmark. Needs only a Python 3.10 to 3.13 with venv (and, for the
+# grading sandbox, Linux's bubblewrap, which `make install` installs when run as root on Debian or Ubuntu).
+# Pick the Python with PYTHON: make install PYTHON=python3.12
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The oldest supported Python, read from pyproject.toml: the lock covers it and every newer one.
+MIN_PYTHON := $(shell sed -n 's/^requires-python = ">=\([0-9.]*\)".*/\1/p' pyproject.toml)
+UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test demo bench notebook release lock clean bubblewrap
+.PHONY: install test demo bench notebook release lock clean bubblewrap python FORCE
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(STAMP): pyproject.toml requirements.lock $(VENV)/.python
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "error: $(PYTHON) could not make a virtual environment; on Debian or Ubuntu: sudo apt-get install python3-venv"; exit 1; }
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	$(BIN)/python -m posenc_course.kernel install
 	@$(MAKE) --no-print-directory bubblewrap
 	@touch $(STAMP)
 
-# The grading kernel's sandbox is bubblewrap (Debian's package `bubblewrap`), installed here as root.
+# $(VENV)/.python names the interpreter the venv was made with. It changes (and the venv is made
+# again) only when PYTHON is given and is another Python than the venv's: `make test` after
+# `make install PYTHON=python3.12` keeps using 3.12.
+$(VENV)/.python: FORCE
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < tuple(map(int, "$(MIN_PYTHON)".split("."))))' 2>/dev/null || { \
+	  echo "error: PYTHON=$(PYTHON) is not a Python $(MIN_PYTHON) or newer ($$($(PYTHON) --version 2>&1 | head -n 1))."; \
+	  echo "  posenc supports Python 3.10 to 3.13; pick one with: make install PYTHON=python3.12 (or its full path)"; exit 1; }
+	@want="$$($(PYTHON) -c 'import sys; print(sys.version)' | head -n 1)"; \
+	  have="$$(test -x $(BIN)/python && $(BIN)/python -c 'import sys; print(sys.version)' | head -n 1)"; \
+	  if [ -n "$$have" ] && [ "$$have" != "$$want" ] && [ "$(origin PYTHON)" != file ]; then \
+	    echo "$(VENV) was made with Python $$have; making it again with $(PYTHON) ($$want)"; rm -rf $(VENV); have=; fi; \
+	  mkdir -p $(VENV); [ -z "$$have" ] && have="$$want"; \
+	  [ "$$(cat $@ 2>/dev/null)" = "$$have" ] || echo "$$have" > $@
+
+# Which Python the venv runs.
+python:
+	@$(BIN)/python -c 'import sys; print(sys.executable, sys.version)'
+
+# The grading kernel's sandbox is bubblewrap (Linux only; Debian's package `bubblewrap`), installed here
+# as root. Elsewhere the notebooks and posenc-check work, and class grading says what to do.
 bubblewrap:
-	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
-	  { apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
-	    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; }; }; } || \
-	  echo "warning: could not install bubblewrap (run: sudo apt-get install bubblewrap); grading runs without a sandbox"
+	@if [ "$$(uname -s)" != Linux ]; then \
+	  echo "note: no bubblewrap on $$(uname -s): the notebooks and posenc-check work; grading a class needs Linux,"; \
+	  echo "  or c.ResilientExecute.sandbox = 'off' in nbgrader_config.py for submissions you trust (README: Platforms)"; \
+	elif ! command -v bwrap >/dev/null 2>&1; then \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; }; }; } || \
+	  echo "warning: could not install bubblewrap (sudo apt-get install bubblewrap, or sudo dnf install bubblewrap):" \
+	       "grading a class refuses to run without it (README: Platforms)"; \
+	fi
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -45,12 +75,16 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_solutions.py
 	$(BIN)/python benchmarks/bench_grading.py
 
-# Refresh the pinned versions after changing the ranges in pyproject.toml.
+# Refresh the pinned versions after changing the ranges in pyproject.toml. requirements.lock is one
+# universal lock made by uv (`uv pip compile --universal`): exact versions for every Python from
+# MIN_PYTHON up and every platform, with environment markers where they differ (numpy 2.2 on 3.10,
+# 2.4 on 3.11+, ...); pip installs from it as it is. Pins already in the lock are kept while the ranges
+# allow them; `make lock LOCK_FLAGS=--upgrade` moves every package to its newest allowed version.
 lock:
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
-	.lockenv/bin/python -m pip install --quiet -e '.[test]'
-	{ echo "# Exact versions for reproducible grading (Python 3.11). Regenerate with: make lock"; \
-	  .lockenv/bin/python -m pip freeze --exclude-editable | grep -v '^posenc'; } > requirements.lock
+	.lockenv/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	.lockenv/bin/uv pip compile pyproject.toml --extra test --universal --python-version $(MIN_PYTHON) \
+	  --custom-compile-command "make lock" --quiet $(LOCK_FLAGS) -o requirements.lock
 	rm -rf .lockenv
 
 clean:
