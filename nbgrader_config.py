@@ -43,6 +43,10 @@ c.Autograde.sanitize_preprocessors = [
 # Survive a cell that kills the kernel or exhausts its memory: only the tests that need that cell
 # lose points (posenc_course.grading.ResilientExecute).
 c.Execute.kernel_name = "posenc-grader"
+# The sandbox needs Linux with bubblewrap. "require": without it no submission is graded, and the
+# error says what to do; "off" grades without it, only for submissions you trust (on macOS, say).
+# The kernel's memory limit is c.ResilientExecute.memory_mb (MiB).
+c.ResilientExecute.sandbox = "require"
 c.Autograde.autograde_preprocessors = [
     "posenc_course.grading.ResilientExecute",
     "nbgrader.preprocessors.IgnorePattern",

@@ -82,9 +82,12 @@ def grade(notebook_path, workdir):
     submission.parent.mkdir(parents=True)
     nbformat.write(learner, str(submission))
 
-    from .kernel import ensure_installed
+    from .kernel import ensure_installed, sandbox_problem
 
     ensure_installed()  # the memory-limited grading kernel that nbgrader_config.py names
+    problem = sandbox_problem()
+    if problem:  # macOS, or Linux without bubblewrap: fine for grading one's own notebook
+        progress(f"{problem}: your notebook runs without it, which is fine for your own code")
     progress("loading nbgrader (a few seconds)")
     os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic`: the one beside this Python
     # nbgrader's own use of SQLAlchemy warns about its session on every autograde: not ours to fix.
@@ -95,6 +98,7 @@ def grade(notebook_path, workdir):
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     config.CourseDirectory.root = str(course)
+    config.ResilientExecute.sandbox = "if-available"  # the learner's own code: sandboxed where Linux can
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     progress("preparing the assignment with its hidden tests")
     result = api.generate_assignment(ASSIGNMENT)

@@ -37,8 +37,9 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import NotebookExporter
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Enum, Integer
 
-from . import judge
+from . import judge, kernel
 from .submissions import grade_id as _grade_id
 from .submissions import is_test_cell
 
@@ -74,7 +75,16 @@ def _reason_cell(reason):
 
 
 class TolerantNotebookExporter(NotebookExporter):
-    """A NotebookExporter that grades an unreadable submission as the blank release."""
+    """A NotebookExporter that grades an unreadable submission as the blank release.
+
+    nbgrader makes it once per ``autograde`` run, with the run's whole configuration, before the
+    first submission: so it is also where a run that requires the sandbox where it cannot be made
+    stops, before grading anything (:func:`refuse_without_sandbox`).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        refuse_without_sandbox(self.config)
 
     def from_filename(self, filename, resources=None, **kw):
         try:
@@ -235,6 +245,15 @@ class ResilientExecute(Execute):
     grading goes on with the next cell. Only the tests that need that cell lose points.
     """
 
+    sandbox = Enum(kernel.SANDBOX_MODES, default_value="require", help=(
+        "Run the grading kernel in the bubblewrap sandbox (Linux only). 'require': a submission is not "
+        "graded without it, and the error says what to do; 'if-available': sandboxed where bubblewrap "
+        "works, otherwise not (posenc-check uses it for a learner's own notebook); 'off': never, only for "
+        "submissions you trust (on macOS, say).")).tag(config=True)
+    memory_mb = Integer(kernel.DEFAULT_MEMORY_MB, min=256, help=(
+        "The grading kernel's address-space limit in MiB: a cell that needs more gets a MemoryError "
+        "(Linux; macOS does not enforce it).")).tag(config=True)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._poisoned = set()
@@ -245,7 +264,21 @@ class ResilientExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
         self._setup = None
+        self.extra_arguments = [f"--sandbox={self._sandbox_mode()}", f"--memory-mb={self.memory_mb}"]
         return super().preprocess(nb, resources, km=km)
+
+    def _sandbox_mode(self):
+        """The kernel's ``--sandbox`` mode; raise SandboxUnavailable if it is required and cannot be had."""
+        if self.sandbox == "off":
+            return "off"
+        problem = _sandbox_problem()
+        if problem is None:
+            return "require"
+        if self.sandbox == "require":
+            raise SandboxUnavailable(f"posenc: no submission is graded without the sandbox, and {problem}. "
+                                     f"{kernel.SANDBOX_ADVICE}")
+        self.log.warning("posenc: grading without the sandbox: %s", problem)
+        return "off"
 
     def _trusted_setup(self):
         """``(namespace, answer function names, predict)`` for the notebook, made in this process.
@@ -447,6 +480,24 @@ class ResilientExecute(Execute):
         self.kc.stop_channels()
         await ensure_async(self.km.restart_kernel(now=True))
         await self.async_start_new_kernel_client()
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox is required (``ResilientExecute.sandbox``) and cannot be made on this machine."""
+
+
+def refuse_without_sandbox(config):
+    """Stop the grading run, saying what to do, if `config` requires a sandbox that cannot be made."""
+    mode = config.ResilientExecute.get("sandbox", ResilientExecute.sandbox.default_value)
+    if mode == "require" and _sandbox_problem():
+        raise SystemExit(f"posenc: nbgrader autograde stopped before grading anything: {_sandbox_problem()}. "
+                         f"{kernel.SANDBOX_ADVICE}")
+
+
+@functools.lru_cache(maxsize=1)
+def _sandbox_problem():
+    """:func:`posenc_course.kernel.sandbox_problem`, found once per grading run."""
+    return kernel.sandbox_problem()
 
 
 GRADED_MARKER = ".posenc-graded"

@@ -3,14 +3,19 @@
 ``nbgrader_config.py`` runs student code in the kernel spec ``posenc-grader``, whose command is
 this module. It
 
-- starts the kernel inside a bubblewrap sandbox (``bwrap``, Debian's ``bubblewrap``), when it is
-  installed and ``POSENC_SANDBOX`` is not ``0``: the file system is read-only, and the course's
-  private parts (``source/``, ``gradebook.db``, other students' submissions and graded notebooks,
-  feedback, the tests and the reference package ``posenc_solutions``) are hidden, so student code
-  can neither read them nor import the reference solutions;
-- caps the kernel's address space (``POSENC_KERNEL_MEMORY_MB``, default 3072), so that a memory
-  bomb raises ``MemoryError`` in the student's cell instead of exhausting the machine;
+- starts the kernel inside a bubblewrap sandbox (``bwrap``, Linux only): the file system is
+  read-only, and the course's private parts (``source/``, ``gradebook.db``, other students'
+  submissions and graded notebooks, feedback, the tests and the reference package
+  ``posenc_solutions``) are hidden, so student code can neither read them nor import the reference
+  solutions;
+- caps the kernel's address space, so that a memory bomb raises ``MemoryError`` in the student's
+  cell instead of exhausting the machine;
 - then starts ipykernel as usual.
+
+The grader passes its settings (``ResilientExecute.sandbox`` and ``ResilientExecute.memory_mb``,
+traitlets of :mod:`posenc_course.grading`) as the kernel's extra arguments ``--sandbox=MODE`` and
+``--memory-mb=N``. MODE is one of :data:`SANDBOX_MODES`; without the argument it is ``require``:
+a kernel that cannot be sandboxed does not start, and says what to do.
 
     python -m posenc_course.kernel install     # write the kernel spec into this environment
 """
@@ -21,17 +26,49 @@ import os
 import resource
 import runpy
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 KERNEL_NAME = "posenc-grader"
 DEFAULT_MEMORY_MB = 3072
+# require: no sandbox, no kernel (grading a class); if-available: sandboxed where bubblewrap works,
+# else plain (posenc-check: a learner's own notebook); off: never sandboxed (trusted submissions).
+SANDBOX_MODES = ("require", "if-available", "off")
 
 
 def limit_memory(megabytes):
+    """Cap this process's address space; return None, or why it could not be done."""
     limit = int(megabytes) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError) as error:  # macOS does not enforce RLIMIT_AS, and may refuse it
+        return f"the kernel's memory limit could not be set on this platform ({error})"
+    return None
+
+
+SANDBOX_ADVICE = ("To grade, use Linux with bubblewrap (sudo apt-get install bubblewrap on Debian or Ubuntu, "
+                  "sudo dnf install bubblewrap on Fedora; `make install` installs it when run as root), or, "
+                  "only for submissions you trust, set c.ResilientExecute.sandbox = 'off' in nbgrader_config.py "
+                  "(README: Platforms).")
+
+
+def sandbox_problem():
+    """None when bubblewrap can sandbox a kernel here; otherwise why not, in a few words."""
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap, the grading sandbox, exists only on Linux, and this is {sys.platform}"
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap), the grading sandbox, is not installed"
+    try:
+        trial = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap is installed but could not be run ({error})"
+    if trial.returncode != 0:
+        return (f"bubblewrap is installed but cannot make a sandbox here ({' '.join(trial.stderr.split())[:200]}); "
+                "it needs unprivileged user namespaces, or root")
+    return None
 
 
 def install(prefix=sys.prefix):
@@ -95,18 +132,38 @@ def sandbox_command(cwd):
     return args + ["--chdir", str(cwd)]
 
 
+def parse_options(argv):
+    """``(sandbox mode, memory in MB, the other arguments)`` of the kernel's command line."""
+    mode, memory_mb, rest = "require", DEFAULT_MEMORY_MB, []
+    for arg in argv:
+        if arg.startswith("--sandbox="):
+            mode = arg.partition("=")[2]
+            if mode not in SANDBOX_MODES:
+                sys.exit(f"posenc-grader: --sandbox={mode}: it must be one of {', '.join(SANDBOX_MODES)}")
+        elif arg.startswith("--memory-mb="):
+            memory_mb = int(arg.partition("=")[2])
+        else:
+            rest.append(arg)
+    return mode, memory_mb, rest
+
+
 def main():
     if sys.argv[1:2] == ["install"]:
         print(f"installed kernel spec {KERNEL_NAME} in {install()}")
         return
-    if os.environ.get("POSENC_SANDBOX", "1") != "0" and not os.environ.get("POSENC_IN_SANDBOX"):
-        if shutil.which("bwrap"):
+    mode, memory_mb, kernel_args = parse_options(sys.argv[1:])
+    if mode != "off" and not os.environ.get("POSENC_IN_SANDBOX"):
+        problem = sandbox_problem()
+        if problem is None:
             command = sandbox_command(Path.cwd()) + [sys.executable, "-m", "posenc_course.kernel", *sys.argv[1:]]
             os.execvp(command[0], command)
-        print("posenc-grader: bwrap is not installed (apt-get install bubblewrap): the kernel runs "
-              "without a sandbox", file=sys.stderr)
-    limit_memory(os.environ.get("POSENC_KERNEL_MEMORY_MB", DEFAULT_MEMORY_MB))
-    sys.argv[0] = "ipykernel_launcher"
+        if mode == "require":
+            sys.exit(f"posenc-grader: not started: {problem}. {SANDBOX_ADVICE}")
+        print(f"posenc-grader: running without a sandbox: {problem}", file=sys.stderr)
+    problem = limit_memory(memory_mb)
+    if problem:
+        print(f"posenc-grader: {problem}", file=sys.stderr)
+    sys.argv = ["ipykernel_launcher", *kernel_args]
     runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
 
 
