@@ -1,0 +1,180 @@
+"""The README's set-up works on every supported Python found on this machine.
+
+For each interpreter: a clean copy of the repository, ``make install PYTHON=that-python``, then
+``posenc-check`` (nbgrader's real autograde, sandbox included) on the reference answers (full
+marks, exit 0) and on the blank release (0 points, exit 1). The supported versions are the
+``Programming Language :: Python :: 3.X`` classifiers of ``pyproject.toml``. The interpreter that
+runs this suite is left out: ``make test`` itself is its proof. A supported version with no
+interpreter on this machine is reported as skipped, with where it was looked for.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from posenc_course import ROOT
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+SUPPORTED = [m.group(1) for c in PROJECT["classifiers"]
+             if (m := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c))]
+PYENV_ROOT = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+# Variables of the `make test` that runs this suite, which must not reach the clean copy's make.
+OUTER_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTHON", "VENV", "VIRTUAL_ENV")
+
+
+def describe(python):
+    """``(version "3.X", sys.version)`` of the interpreter at `python`, or None if it does not run."""
+    try:
+        out = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.version)"],
+                             capture_output=True, text=True, timeout=60)
+    except OSError:
+        return None
+    if out.returncode != 0:
+        return None
+    version, full = out.stdout.splitlines()[:2]
+    return version, full
+
+
+def candidates(version):
+    """Where a Python `version` may be: PATH, pyenv's versions, the system's own folders."""
+    yield from filter(None, [shutil.which(f"python{version}")])
+    yield from sorted(PYENV_ROOT.glob(f"versions/{version}.*/bin/python{version}"))
+    yield from (Path(folder) / f"python{version}" for folder in ("/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"))
+
+
+def interpreters():
+    """``{"3.X.Y at PATH": path}`` of every distinct supported interpreter here, and the versions
+    found, leaving out the one that runs the tests."""
+    found, versions, seen = {}, set(), {sys.version}
+    for version in SUPPORTED:
+        for path in candidates(version):
+            info = describe(path)
+            if info is None or info[0] != version or info[1] in seen:
+                continue
+            seen.add(info[1])
+            versions.add(version)
+            found[f"{info[1].split()[0]} at {path}"] = Path(path)
+    return found, versions
+
+
+FOUND, VERSIONS = interpreters()
+MISSING = [v for v in SUPPORTED if v not in VERSIONS and v != "%d.%d" % sys.version_info[:2]]
+
+
+def make(copy, *args, timeout=1800):
+    env = {k: v for k, v in os.environ.items() if k not in OUTER_MAKE}
+    # The outer venv's bin/ leaves PATH too: the copy's make puts its own venv first.
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                  if Path(p).resolve() != Path(sys.executable).parent.resolve())
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=copy, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def clean_copy(destination):
+    """The repository's files as a fresh clone has them (tracked and new, not ignored ones)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+def posenc_check(copy, notebook):
+    result = subprocess.run([str(copy / ".venv" / "bin" / "posenc-check"), str(notebook), "--json"],
+                            cwd=copy, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PATH": f"{copy / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}"})
+    return result.returncode, json.loads(result.stdout) if result.stdout.strip() else None, result.stderr
+
+
+def test_the_supported_versions_are_declared():
+    assert SUPPORTED == ["3.10", "3.11", "3.12", "3.13"], SUPPORTED
+    assert PROJECT["requires-python"] == f">={SUPPORTED[0]}", "no upper cap: newer Pythons stay open"
+
+
+def test_every_supported_version_is_on_this_machine():
+    """The machine's image should carry every supported version; say which is missing."""
+    if MISSING:
+        pytest.skip("no interpreter here for Python " + ", ".join(MISSING) +
+                    f" (looked on PATH, in {PYENV_ROOT}/versions, /usr/bin, /usr/local/bin)")
+
+
+@pytest.mark.parametrize("python", sorted(FOUND), ids=str)
+def test_install_and_grade(python, tmp_path):
+    interpreter = FOUND[python]
+    copy = clean_copy(tmp_path / "posenc")
+    installed = make(copy, "install", f"PYTHON={interpreter}")
+    assert installed.returncode == 0, f"make install PYTHON={interpreter} failed:\n{installed.stdout}\n{installed.stderr}"
+    venv_python = describe(copy / ".venv" / "bin" / "python")
+    assert venv_python == describe(interpreter), f"the venv runs {venv_python}, not {interpreter}"
+
+    # A later `make` without PYTHON keeps the venv and its Python; nothing is installed again.
+    again = make(copy, "install")
+    assert again.returncode == 0 and "pip install" not in again.stdout, again.stdout + again.stderr
+    assert describe(copy / ".venv" / "bin" / "python") == venv_python
+
+    reference = tmp_path / "reference.ipynb"
+    subprocess.run([str(copy / ".venv" / "bin" / "python"), "-c",
+                    "import sys, nbformat; from posenc_course.submissions import make_submission, reference_answers; "
+                    "nbformat.write(make_submission(reference_answers()), sys.argv[1])", str(reference)],
+                   cwd=copy, check=True, timeout=300)
+    code, scores, stderr = posenc_check(copy, reference)
+    assert code == 0 and scores and scores["score"] == scores["max_score"] > 0, (code, scores, stderr)
+
+    code, blank, stderr = posenc_check(copy, copy / "release" / "posenc" / "exercises.ipynb")
+    assert code == 1 and blank and blank["score"] == 0 and blank["max_score"] == scores["max_score"], (code, blank, stderr)
+
+
+OLD = next((str(path) for version in ("3.9", "3.8", "3.7") for path in candidates(version)
+            if (describe(path) or ("",))[0] == version), None)
+
+
+@pytest.mark.parametrize("python", [OLD, "/nonexistent/python3"], ids=["too-old", "missing"])
+def test_an_unsupported_python_is_refused_with_what_to_do(python, tmp_path):
+    if python is None:
+        pytest.skip("no Python older than 3.10 on this machine to try")
+    copy = clean_copy(tmp_path / "posenc")
+    refused = make(copy, "install", f"PYTHON={python}", timeout=120)
+    assert refused.returncode != 0
+    assert f"is not a Python {SUPPORTED[0]} or newer" in refused.stdout and "make install PYTHON=python3.12" in refused.stdout, refused.stdout + refused.stderr
+    assert not (copy / ".venv" / "bin" / "python").exists()
+
+
+def test_the_lock_is_what_make_lock_makes_from_pyproject(tmp_path):
+    """requirements.lock is generated (uv pip compile --universal): it is in step with pyproject.toml."""
+    copy = clean_copy(tmp_path / "posenc")
+    locked = make(copy, "lock", timeout=600)
+    assert locked.returncode == 0, locked.stdout + locked.stderr
+    assert (copy / "requirements.lock").read_text() == (ROOT / "requirements.lock").read_text(), \
+        "requirements.lock is stale: run `make lock` and commit it"
+
+
+@pytest.mark.parametrize("version", SUPPORTED)
+@pytest.mark.parametrize("platform", ["linux", "darwin"])
+def test_the_lock_pins_exactly_one_version_of_each_package_for_every_supported_python(version, platform):
+    from packaging.requirements import Requirement
+
+    environment = {"python_version": version, "python_full_version": f"{version}.0", "sys_platform": platform,
+                   "platform_system": {"linux": "Linux", "darwin": "Darwin"}[platform], "os_name": "posix",
+                   "platform_machine": "x86_64", "implementation_name": "cpython"}
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line and not line.startswith((" ", "#")):
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate(environment):
+                pins.setdefault(requirement.name.lower(), []).append(str(requirement.specifier))
+    assert all(len(specs) == 1 and specs[0].startswith("==") for specs in pins.values()), pins
+    assert {"numpy", "matplotlib", "nbgrader", "jupyterlab", "pytest", "hypothesis"} <= set(pins)
