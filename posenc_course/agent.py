@@ -16,6 +16,7 @@ import base64
 import io
 import json
 import traceback
+import warnings
 
 import numpy
 
@@ -136,15 +137,35 @@ def answer(request, namespace):
     resolve = _resolver(namespace)
     args = [decode(a, resolve) for a in request["args"]]
     kwargs = {k: decode(v, resolve) for k, v in request["kwargs"]}
-    try:
-        result = function(*args, **kwargs)
-    except KeyboardInterrupt:  # the judge's time limit
-        raise
-    except BaseException as error:  # noqa: B036  (SystemExit too: it is the student's answer)
-        return exception_description(error)
-    return {"status": "ok", "value": encode(result),
+    # The call runs under the test's numpy error state, and the warnings it raises go back to the
+    # judge, which raises them again where the test called: the test's filters decide, as they do
+    # when the student runs the test cell in this kernel.
+    with numpy.errstate(**_errstate(request)), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = function(*args, **kwargs)
+        except KeyboardInterrupt:  # the judge's time limit
+            raise
+        except BaseException as error:  # noqa: B036  (SystemExit too: it is the student's answer)
+            return {**exception_description(error), "warnings": _warnings(caught)}
+    return {"status": "ok", "value": encode(result), "warnings": _warnings(caught),
             "args_after": [encode(a) if isinstance(a, numpy.ndarray) else None for a in args],
             "kwargs_after": {k: encode(v) for k, v in kwargs.items() if isinstance(v, numpy.ndarray)}}
+
+
+ERRSTATE_KINDS = ("divide", "over", "under", "invalid")
+ERRSTATE_ACTIONS = ("ignore", "warn", "raise", "print")
+
+
+def _errstate(request):
+    """The numpy error state the test had at the call (``numpy.geterr()`` on the judge's side)."""
+    given = request.get("errstate") or {}
+    return {k: v for k, v in given.items() if k in ERRSTATE_KINDS and v in ERRSTATE_ACTIONS}
+
+
+def _warnings(caught, limit=20):
+    """``[[category name, message], ...]`` of the warnings a call raised, the first `limit`."""
+    return [[w.category.__name__, str(w.message)[:500]] for w in caught[:limit]]
 
 
 def answer_text(request_text, namespace):

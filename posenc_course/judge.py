@@ -23,6 +23,7 @@ import io
 import json
 import linecache
 import traceback
+import warnings
 from pathlib import Path
 
 import numpy
@@ -31,6 +32,8 @@ from . import agent
 from .submissions import is_answer_cell, is_test_cell
 
 AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
+# Warnings the kernel reports are raised again here as these classes; any other name is a UserWarning.
+WARNING_TYPES = {c.__name__: c for c in vars(builtins).values() if isinstance(c, type) and issubclass(c, Warning)}
 
 
 class Abort(BaseException):
@@ -66,7 +69,8 @@ SERVE_CODE = _agent_code("['serve'](globals())")  # opens the comm target agent.
 def setup_namespace(notebook):
     """The namespace made by the notebook's setup cells: code cells neither answers nor tests."""
     namespace = {"__name__": "__main__", "__builtins__": builtins}
-    with contextlib.redirect_stdout(io.StringIO()):
+    # catch_warnings: a setup cell may set warnings.showwarning, for the kernel; not for this process.
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         for cell in notebook.cells:
             if cell.cell_type == "code" and not is_answer_cell(cell) and not is_test_cell(cell):
                 exec(compile(cell.source, "<setup cell>", "exec"), namespace)
@@ -123,8 +127,20 @@ class _PassesAFunction(BaseException):  # no ``except Exception`` in a test may 
 
 
 def _call_key(request):
-    """What identifies a call: the function and its arguments, as sent."""
-    return json.dumps([request["name"], request["args"], request["kwargs"]])
+    """What identifies a call: the function, its arguments as sent, and the numpy error state."""
+    return json.dumps([request["name"], request["args"], request["kwargs"], request.get("errstate")])
+
+
+def _call_request(name, args, kwargs, encode):
+    """The request for a call of the answer function `name`, made under the current numpy error state."""
+    return {"op": "call", "name": name, "args": [encode(a) for a in args],
+            "kwargs": [[k, encode(v)] for k, v in kwargs.items()], "errstate": numpy.geterr()}
+
+
+def _raise_again(reported):
+    """Raise here the warnings a call raised in the kernel, so the test's filters apply to them."""
+    for category, message in reported[:20]:
+        warnings.warn(str(message), WARNING_TYPES.get(category, UserWarning), stacklevel=4)
 
 
 def reference_namespace(source_notebook, setup):
@@ -152,8 +168,7 @@ def predicted_calls(source, reference, functions):
                 if callable(value) and not isinstance(value, (numpy.ndarray, numpy.generic)):
                     raise _PassesAFunction
                 return agent.encode(value)
-            calls.append({"op": "call", "name": name, "args": [encode(a) for a in args],
-                          "kwargs": [[k, encode(v)] for k, v in kwargs.items()]})
+            calls.append(_call_request(name, args, kwargs, encode))
             return reference[name](*args, **kwargs)
         return record
 
@@ -211,8 +226,7 @@ class Judge:
 
     def call(self, name, args, kwargs):
         callbacks_before = len(self._callbacks)
-        request = {"op": "call", "name": name, "args": [self._encode(a) for a in args],
-                   "kwargs": [[k, self._encode(v)] for k, v in kwargs.items()]}
+        request = _call_request(name, args, kwargs, self._encode)
         # A function of the tests among the arguments: the kernel must run the request as a cell
         # (:func:`kernel_code`), the only way it can ask for that function's results.
         request["passes_callbacks"] = len(self._callbacks) > callbacks_before
@@ -221,6 +235,7 @@ class Judge:
         else:  # not the call an honest submission gets here: ask for it, and for all that follow
             self._prefetched = []
             reply = self._ask(request)
+        _raise_again(reply.get("warnings", []))
         if reply["status"] == "raised":
             raise _student_exception(name, reply)
         for before, after in [*zip(args, reply.get("args_after", [])),
@@ -238,6 +253,9 @@ class Judge:
     def run(self, source, setup, label, functions=frozenset(), predicted=()):
         """Run one test cell; return ``(stdout, error)``, error ``None`` or an nbformat-style dict.
 
+        The warnings the cell shows (those its filters do not make errors) end stdout, as the
+        notebook's setup shows them in the kernel: on standard output, which costs no points.
+
         `setup` is the namespace to start from; `functions` are the names of the answer
         functions, which need not be looked up first; `predicted` are the calls the cell is
         expected to make (:func:`predicted_calls`), asked of the kernel at once. Raises
@@ -248,19 +266,25 @@ class Judge:
         code = compile(source, label, "exec")
         linecache.cache[label] = (len(source), None, source.splitlines(True), label)  # lines in tracebacks
         stdout = io.StringIO()
-        try:
-            namespace.update({name: KernelFunction(name, self) for name in names if name in functions})
-            namespace.update(self.fetch([name for name in names if name not in functions]))
-            if predicted:
-                replies = self._ask({"op": "batch", "calls": list(predicted)})["replies"]
-                self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies)]
-            with contextlib.redirect_stdout(stdout):
-                exec(code, namespace)
-        except Abort:
-            raise
-        except Exception as error:
-            return stdout.getvalue(), _error_output(error, label)
-        return stdout.getvalue(), None
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("default")  # as IPython shows them: once per place
+            try:
+                namespace.update({name: KernelFunction(name, self) for name in names if name in functions})
+                namespace.update(self.fetch([name for name in names if name not in functions]))
+                if predicted:
+                    replies = self._ask({"op": "batch", "calls": list(predicted)})["replies"]
+                    self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies)]
+                with contextlib.redirect_stdout(stdout):
+                    exec(code, namespace)
+            except Abort:
+                raise
+            except Exception as error:
+                return stdout.getvalue() + _shown(shown), _error_output(error, label)
+        return stdout.getvalue() + _shown(shown), None
+
+
+def _shown(caught):
+    return "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line or "") for w in caught)
 
 
 def _student_exception(name, reply):

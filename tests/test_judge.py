@@ -148,3 +148,37 @@ def test_a_call_that_was_not_predicted_is_asked_for_and_so_are_all_after_it():
                                          functions={"double"}, predicted=predicted)
     assert error is None and asked == ["batch", "call", "call"]
     assert results == [-1, 40, 6], "the first from the batch, then asked one by one"
+
+
+def _in_process_kernel(**functions):
+    """`ask` answered by the agent itself, in this process, over a namespace of `functions`."""
+    namespace = dict(functions)
+    return lambda request: json.loads(agent.answer_text(json.dumps(request), namespace))
+
+
+def log_of_distance(n):  # warns at distance 0, as HF's torch-style bucket code does in numpy
+    return np.log(np.abs(n))
+
+
+def quiet_log_of_distance(n):  # the same, with the warning silenced where it is made
+    with np.errstate(divide="ignore"):
+        return np.log(np.abs(n))
+
+
+@pytest.mark.parametrize("source, function, ename, shown", [
+    ("import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('error')\n    f(np.array([0, 3]))",
+     log_of_distance, "RuntimeWarning", ""),
+    ("import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('error')\n    f(np.array([0, 3]))",
+     quiet_log_of_distance, None, ""),
+    ("f(np.array([0, 3]))", log_of_distance, None, "RuntimeWarning: divide by zero encountered in log"),
+    ("with np.errstate(divide='raise'):\n    f(np.array([0, 3]))", log_of_distance, "FloatingPointError", ""),
+    ("with np.errstate(divide='raise'):\n    f(np.array([0, 3]))", quiet_log_of_distance, None, ""),
+], ids=["warning-made-an-error", "silenced-inside", "warning-shown", "errstate-raise", "errstate-inside-wins"])
+def test_the_tests_warning_filters_and_numpy_error_state_reach_the_call(source, function, ename, shown):
+    """A test cell means the same in the judge as in the student's kernel: its warning filters and
+    np.errstate apply to the student's function, whether its calls are predicted or not."""
+    for predicted in ([], judge.predicted_calls(source, {"f": function, "np": np}, {"f"})):
+        stdout, error = judge.Judge(_in_process_kernel(f=function)).run(
+            source, {"np": np}, "<test cell t>", functions={"f"}, predicted=predicted)
+        assert (error and error["ename"]) == ename, error
+        assert shown in stdout and bool(shown) == bool(stdout), stdout
