@@ -20,7 +20,8 @@ def add_positions(token_embeddings, position_table, start=0):
     position_table : array_like, shape (P, d)
         One row per position, learned or sinusoidal.
     start : int, optional
-        Position of the first token, for example the length of a KV cache.
+        Position of the first token: 0 for a new sequence; when a model continues one,
+        the number of real tokens before it (the cache length only when nothing is padded).
 
     Returns
     -------
@@ -31,7 +32,8 @@ def add_positions(token_embeddings, position_table, start=0):
     ------
     ValueError
         If the embeddings have ``ndim < 2``, the table is not 2-D, the widths
-        differ, ``start < 0``, or ``start + L > P`` (the table is too short).
+        differ, ``start < 0``, or ``start + L > P`` (the table is too short: the
+        message mentions the table length, ``P`` or its value).
 
     Examples
     --------
