@@ -19,11 +19,12 @@ import pytest
 
 from posenc_course import report
 from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
+from posenc_course.submissions import grade_id, is_test_cell, make_submission, reference_answers, write_submission
 from posenc_solutions import EXERCISES
 
 from . import alternative_solutions
-from .wrong_solutions import WRONG
+from .student_alternatives import STUDENT_ALTERNATIVES
+from .wrong_solutions import WRONG, WRONG_CONCEPTS
 
 MAX_POINTS = {"ex01": 5, "ex02": 4, "ex03": 5, "ex04": 11, "ex05": 9,
               "ex06": 6, "ex07": 12, "ex08": 8, "ex09": 9, "ex10": 10}
@@ -69,6 +70,10 @@ def graded(tmp_path_factory):
     for exercise, names in EXERCISES.items():
         functions = {name: alternative_code(name) for name in names}
         submit(f"alt-{exercise}", make_submission(answers, functions, release_notebook=release))
+    for label, functions in STUDENT_ALTERNATIVES.items():
+        submit(f"student-{label}", make_submission(answers, functions, release_notebook=release))
+    for label, (_, wrong_answers) in WRONG_CONCEPTS.items():
+        submit(f"concept-{label}", make_submission({**answers, **wrong_answers}, release_notebook=release))
 
     # Tampering: test cells emptied or deleted, with right and with wrong answers.
     rope_wrong = WRONG["rope_half_split"][1]
@@ -309,6 +314,14 @@ def test_wrong_answer_loses_points_in_its_own_exercise_only(graded, label):
     assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
 
 
+@pytest.mark.parametrize("label", sorted(WRONG_CONCEPTS))
+def test_a_wrong_concept_answer_loses_its_point_only(graded, label):
+    _, scores, _ = graded
+    exercise = WRONG_CONCEPTS[label][0]
+    got = {ex: score for ex, (score, _) in scores[f"concept-{label}"].items()}
+    assert got == {**MAX_POINTS, exercise: MAX_POINTS[exercise] - 1}, f"{label}: {got}"
+
+
 def test_at_least_two_wrong_answers_per_exercise():
     per_exercise = {ex: sum(1 for e, _ in WRONG.values() if e == ex) for ex in MAX_POINTS}
     assert min(per_exercise.values()) >= 2, per_exercise
@@ -318,6 +331,13 @@ def test_at_least_two_wrong_answers_per_exercise():
 def test_alternative_correct_answers_get_full_marks(graded, exercise):
     _, scores, _ = graded
     assert_scores(scores, f"alt-{exercise}", MAX_POINTS)
+
+
+@pytest.mark.parametrize("label", sorted(STUDENT_ALTERNATIVES))
+def test_correct_answers_written_as_students_write_them_get_full_marks(graded, label):
+    """numpy or Python scalars, other error messages, HF's float32 arithmetic, reused functions."""
+    _, scores, _ = graded
+    assert_scores(scores, f"student-{label}", MAX_POINTS)
 
 
 def test_edited_test_cells_are_graded_with_the_original_tests(graded):
@@ -396,6 +416,37 @@ def test_the_grading_kernel_has_a_memory_limit(tmp_path):
     NotebookClient(notebook, kernel_name="posenc-grader", timeout=60).execute()
     limit_mb = int(notebook.cells[0].outputs[0].text)
     assert 0 < limit_mb <= 8192, limit_mb
+
+
+HONEST = ["reference", "blank", *(f"wrong-{label}" for label in WRONG), *(f"alt-{exercise}" for exercise in EXERCISES),
+          *(f"student-{label}" for label in STUDENT_ALTERNATIVES), *(f"concept-{label}" for label in WRONG_CONCEPTS)]
+
+
+def verdicts_of(notebook):
+    """``{grade_id: points}`` of a notebook's test cells, as nbgrader scores their outputs (an error,
+    or anything on stderr, scores 0)."""
+    from nbgrader.utils import determine_grade
+
+    return {grade_id(c): determine_grade(c)[0] for c in notebook.cells if is_test_cell(c)}
+
+
+@pytest.mark.parametrize("student", HONEST)
+def test_a_test_cell_means_the_same_in_autograde_and_in_the_students_own_kernel(graded, student, tmp_path):
+    """Each test cell's verdict under nbgrader autograde (the judge, the sandbox) equals its verdict
+    when the same graded notebook runs top to bottom in a plain python3 kernel, as a student runs it."""
+    from nbclient import NotebookClient
+
+    course, _, _ = graded
+    autograded = nbformat.read(course / "autograded" / student / "posenc" / "exercises.ipynb", as_version=4)
+    in_kernel = copy.deepcopy(autograded)
+    NotebookClient(in_kernel, kernel_name="python3", timeout=60, allow_errors=True,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    graded_verdicts, kernel_verdicts = verdicts_of(autograded), verdicts_of(in_kernel)
+    release = nbformat.read(course / "release" / "posenc" / "exercises.ipynb", as_version=4)
+    assert graded_verdicts.keys() == kernel_verdicts.keys() == {grade_id(c) for c in release.cells if is_test_cell(c)}
+    differ = {gid: f"{graded_verdicts[gid]:g} points in autograde, {kernel_verdicts[gid]:g} in the kernel"
+              for gid in graded_verdicts if graded_verdicts[gid] != kernel_verdicts[gid]}
+    assert not differ, f"{student}: {differ}"
 
 
 def test_visible_tests_fail_with_a_message_not_a_bare_assertion(graded):

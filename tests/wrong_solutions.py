@@ -147,6 +147,26 @@ def t5_relative_bias(bias_table, query_positions, key_positions, bidirectional=T
     return table[:, t5_relative_position_bucket(rel, bidirectional, table.shape[1], max_distance)]
 ''')
 
+wrong("t5_warns_at_distance_0", "ex04", "t5_relative_position_bucket", '''
+def t5_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    # HF's torch code, line by line in numpy: the log is taken of every distance, 0 included, and
+    # torch.where picks the exact bucket afterwards. Right buckets, but numpy warns
+    # "divide by zero encountered in log" at distance 0, which the contract forbids.
+    rel = np.asarray(relative_position)
+    buckets = np.zeros(rel.shape, dtype=np.int64)
+    if bidirectional:
+        num_buckets //= 2
+        buckets += (rel > 0).astype(np.int64) * num_buckets
+        rel = np.abs(rel)
+    else:
+        rel = -np.minimum(rel, 0)
+    max_exact = num_buckets // 2
+    is_small = rel < max_exact
+    large = max_exact + (np.log(rel.astype(np.float32) / max_exact) / math.log(max_distance / max_exact)
+                         * (num_buckets - max_exact)).astype(np.int64)
+    large = np.minimum(large, num_buckets - 1)
+    return buckets + np.where(is_small, rel, large)
+''')
 # ex05 RoPE ---------------------------------------------------------------------------------------
 wrong("rope_half_split", "ex05", "apply_rope", '''
 def apply_rope(x, positions, base=10000.0):
@@ -343,3 +363,19 @@ def shift_invariance_gap(logit_fn, q, k, shift):
     positions = np.arange(1, len(q) + 1)
     return float(np.max(np.abs(logit_fn(q, k, positions) - logit_fn(q, k, positions + shift))))
 ''')
+
+
+# Concept questions: plausible wrong answers, each a step of reasoning gone wrong --------------------
+#: ``WRONG_CONCEPTS[label] = (exercise, {answer cell grade_id: code})``
+WRONG_CONCEPTS = {
+    "period_of_the_fastest_pair": ("ex01", {"ex01_slowest_period_answer": "ex01_slowest_period = 2 * math.pi"}),
+    "every_new_token_has_a_row": ("ex02", {"ex02_tokens_with_a_row_answer": "ex02_tokens_with_a_row = 30"}),
+    "one_row_short": ("ex02", {"ex02_tokens_with_a_row_answer": "ex02_tokens_with_a_row = 23"}),
+    "offsets_key_minus_query": ("ex03", {"ex03_negative_offsets_answer": "ex03_negative_offsets = 18"}),
+    "columns_sign_flipped": ("ex04", {"ex04_columns_answer": "ex04_columns = [0, 1, 2, 4]"}),
+    "pairs_off_by_one": ("ex05", {"ex05_fast_pairs_answer": "ex05_fast_pairs = 20"}),
+    "offset_magnitude_only": ("ex06", {"ex06_same_score_answer": 'ex06_same_score = "(5, 2)"'}),
+    "alibi_sign_flipped": ("ex07", {"ex07_ratio_answer": "ex07_ratio = 1 / math.e"}),
+    "whole_new_table": ("ex08", {"ex08_added_parameters_answer": "ex08_added_parameters = 4096 * 768"}),
+    "needle_without_bias": ("ex10", {"ex10_needle_weight_answer": "ex10_needle_weight = math.e / (math.e + 2)"}),
+}
