@@ -1,6 +1,3 @@
 """Course tooling for posenc: build the source notebook, make submissions, run nbgrader, report grades."""
 
-from pathlib import Path
-
-#: The repository root, which is also the nbgrader course directory.
-ROOT = Path(__file__).resolve().parents[1]
+from .layout import ROOT  # noqa: F401  (the repository root, which is also the course directory)

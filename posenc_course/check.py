@@ -20,11 +20,9 @@ from pathlib import Path
 
 import nbformat
 
-from . import ROOT
 from .course import nbgrader_env, new_course
-from .submissions import grade_id
+from .layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, exercise_of, grade_id
 
-ASSIGNMENT = "posenc"
 LEARNER = "learner"
 
 
@@ -47,8 +45,7 @@ def read_learner_notebook(path):
         notebook = nbformat.read(str(path), as_version=4)
     except Exception as error:  # nbformat raises several kinds for a broken file
         raise CannotGrade(f"{path}: not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
-    expected = {grade_id(cell) for cell in nbformat.read(str(ROOT / "source" / ASSIGNMENT / "exercises.ipynb"),
-                                                          as_version=4).cells if grade_id(cell)}
+    expected = {grade_id(cell) for cell in nbformat.read(str(SOURCE_NOTEBOOK), as_version=4).cells if grade_id(cell)}
     found = {grade_id(cell) for cell in notebook.cells if grade_id(cell)}
     if not found & expected:
         raise CannotGrade(f"{path}: not the posenc exercises notebook (none of its cells belongs to the "
@@ -58,8 +55,6 @@ def read_learner_notebook(path):
 
 def first_failures(autograded_path):
     """``{exercise: "message"}``: the first failing test cell's error, for each exercise."""
-    from .report import exercise_of
-
     notebook = nbformat.read(str(autograded_path), as_version=4)
     failures = {}
     for cell in notebook.cells:
@@ -78,7 +73,7 @@ def grade(notebook_path, workdir):
     """Autograde `notebook_path` in a course under `workdir`; return (scores, failures)."""
     learner = read_learner_notebook(notebook_path)
     course = new_course(Path(workdir) / "course")
-    submission = course / "submitted" / LEARNER / ASSIGNMENT / "exercises.ipynb"
+    submission = course / "submitted" / LEARNER / ASSIGNMENT / NOTEBOOK
     submission.parent.mkdir(parents=True)
     nbformat.write(learner, str(submission))
 
@@ -106,7 +101,7 @@ def grade(notebook_path, workdir):
         raise RuntimeError("nbgrader generate_assignment failed:\n" + result.get("error", result.get("log", "")))
     progress("running your notebook with the full tests (nbgrader autograde)")
     result = api.autograde(ASSIGNMENT, LEARNER)
-    autograded = course / "autograded" / LEARNER / ASSIGNMENT / "exercises.ipynb"
+    autograded = course / "autograded" / LEARNER / ASSIGNMENT / NOTEBOOK
     if not result["success"] or not autograded.exists():
         raise CannotGrade("nbgrader could not grade this notebook:\n" + result.get("log", "")[-2000:])
     from .report import exercise_scores

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import ROOT
+from .layout import ASSIGNMENT, NOTEBOOK, ROOT
 
 
 def nbgrader_env(**extra):
@@ -40,6 +40,6 @@ def new_course(directory):
 
 def generate(course):
     """``nbgrader generate_assignment posenc`` in `course`; return the released notebook's path."""
-    result = run_nbgrader(course, "generate_assignment", "posenc", "--force")
+    result = run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
     assert result.returncode == 0, result.stdout + result.stderr
-    return course / "release" / "posenc" / "exercises.ipynb"
+    return course / "release" / ASSIGNMENT / NOTEBOOK

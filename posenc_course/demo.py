@@ -21,10 +21,8 @@ import time
 
 from . import report
 from .course import run_nbgrader
-from . import ROOT
+from .layout import ASSIGNMENT, ROOT
 from .submissions import make_submission, reference_answers, write_submission
-
-ASSIGNMENT = "posenc"
 STUDENTS = ("demo-reference", "demo-blank", "demo-mistakes")
 
 # Two mistakes students really make, each costing points in its own exercise only.

@@ -40,16 +40,11 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Enum, Integer
 
 from . import judge, kernel
-from .submissions import grade_id as _grade_id
-from .submissions import is_test_cell
+from .layout import NOTEBOOK, is_test_cell
+from .layout import grade_id as _grade_id
+from .layout import nbgrader_meta as _meta
 
 log = logging.getLogger("posenc.grading")
-
-NOTEBOOK = "exercises.ipynb"
-
-
-def _meta(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
 
 
 def _course_root_of(notebook_path):

@@ -8,16 +8,10 @@ from collections import defaultdict
 
 from nbgrader.api import Gradebook, MissingEntry
 
-ASSIGNMENT = "posenc"
-NOTEBOOK = "exercises"
+from .layout import ASSIGNMENT, NOTEBOOK_ID, exercise_of
 
 
-def exercise_of(cell_name):
-    """``ex05_apply_rope_test`` -> ``ex05``."""
-    return cell_name.split("_", 1)[0]
-
-
-def exercise_scores(gradebook_path, assignment=ASSIGNMENT, notebook=NOTEBOOK):
+def exercise_scores(gradebook_path, assignment=ASSIGNMENT, notebook=NOTEBOOK_ID):
     """``{student: {exercise: (score, max_score)}}`` for every graded submission.
 
     Students without a submitted notebook are left out.

@@ -12,25 +12,9 @@ from pathlib import Path
 
 import nbformat
 
-from . import ROOT
-SOURCE_NOTEBOOK = ROOT / "source" / "posenc" / "exercises.ipynb"
-RELEASE_NOTEBOOK = ROOT / "release" / "posenc" / "exercises.ipynb"
+from .layout import ASSIGNMENT, NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK, grade_id, is_answer_cell, is_test_cell  # noqa: F401
 
 MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$\n?", re.M)
-
-
-def grade_id(cell):
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
-
-
-def is_answer_cell(cell):
-    return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution", False)
-
-
-def is_test_cell(cell):
-    """A graded code cell that is not an answer: the tests of an exercise."""
-    meta = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution", False)
 
 
 def reference_answers(source_notebook=SOURCE_NOTEBOOK):
@@ -80,7 +64,7 @@ def make_submission(answers=None, functions=None, release_notebook=RELEASE_NOTEB
     return notebook
 
 
-def write_submission(notebook, submitted_dir, student, assignment="posenc", filename="exercises.ipynb"):
+def write_submission(notebook, submitted_dir, student, assignment=ASSIGNMENT, filename=NOTEBOOK):
     """Write `notebook` where ``nbgrader autograde`` looks for it; return the path."""
     path = Path(submitted_dir) / student / assignment / filename
     path.parent.mkdir(parents=True, exist_ok=True)

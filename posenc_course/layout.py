@@ -1,0 +1,52 @@
+"""The course's layout and its notebooks' nbgrader metadata, in one place.
+
+Names (the assignment, the notebook), where things are, and what a cell is. Points and counts are
+never typed: :func:`points_per_test_cell` and :func:`points_per_exercise` read them from a notebook's metadata.
+"""
+
+from pathlib import Path
+
+#: The repository root, which is also the nbgrader course directory.
+ROOT = Path(__file__).resolve().parents[1]
+
+ASSIGNMENT = "posenc"  #: the graded assignment
+NOTEBOOK_ID = "exercises"  #: its one notebook, as nbgrader names it
+NOTEBOOK = f"{NOTEBOOK_ID}.ipynb"
+SOURCE_NOTEBOOK = ROOT / "source" / ASSIGNMENT / NOTEBOOK
+RELEASE_NOTEBOOK = ROOT / "release" / ASSIGNMENT / NOTEBOOK
+
+
+def nbgrader_meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def grade_id(cell):
+    return nbgrader_meta(cell).get("grade_id")
+
+
+def is_answer_cell(cell):
+    return cell.cell_type == "code" and nbgrader_meta(cell).get("solution", False)
+
+
+def is_test_cell(cell):
+    """A graded code cell that is not an answer: the tests of an exercise."""
+    meta = nbgrader_meta(cell)
+    return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution", False)
+
+
+def exercise_of(cell_name):
+    """``ex05_apply_rope_test`` -> ``ex05``."""
+    return cell_name.split("_", 1)[0]
+
+
+def points_per_test_cell(notebook):
+    """``{grade_id: points}`` of the notebook's test cells, in order."""
+    return {grade_id(cell): nbgrader_meta(cell)["points"] for cell in notebook.cells if is_test_cell(cell)}
+
+
+def points_per_exercise(notebook):
+    """``{exercise: points}``: the maximum of each exercise, from its test cells' points."""
+    totals = {}
+    for name, points in points_per_test_cell(notebook).items():
+        totals[exercise_of(name)] = totals.get(exercise_of(name), 0) + points
+    return totals
