@@ -90,13 +90,14 @@ class CallbackError(Exception):
     """A function of the tests, passed to the submission's function, raised this."""
 
 
-def _callback(ident):
-    """A stand-in for a function of the tests: each call is asked of the judge (over stdin)."""
+def _callback(ident, ask_judge=None):
+    """A stand-in for a function of the tests: each call is asked of the judge, over stdin
+    (``input``) unless `ask_judge` is given."""
 
     def callback(*args, **kwargs):
         prompt = json.dumps({"callback": ident, "args": [encode(a) for a in args],
                              "kwargs": [[k, encode(v)] for k, v in kwargs.items()]})
-        reply = json.loads(input(prompt))
+        reply = json.loads((ask_judge or input)(prompt))
         if reply["status"] == "raised":
             raise CallbackError(f"the function passed by the tests raised {reply['types'][0]}: {reply['message']}")
         return decode(reply["value"])
@@ -104,18 +105,21 @@ def _callback(ident):
     return callback
 
 
-def _resolver(namespace):
+def _resolver(namespace, ask_judge=None):
     def resolve(data):
-        return _callback(data["id"]) if data["t"] == "callback" else namespace.get(data["name"])
+        return _callback(data["id"], ask_judge) if data["t"] == "callback" else namespace.get(data["name"])
     return resolve
 
 
-def answer(request, namespace):
-    """Carry out one request of the judge in the kernel's `namespace`; return the reply."""
+def answer(request, namespace, ask_judge=None):
+    """Carry out one request of the judge in the kernel's `namespace`; return the reply.
+
+    `ask_judge(prompt)` reaches the judge for a function of the tests; by default ``input``.
+    """
     if request["op"] == "batch":  # calls in turn, as if asked one by one; a memory error ends them
         replies = []
         for call in request["calls"]:
-            replies.append(answer(call, namespace))
+            replies.append(answer(call, namespace, ask_judge))
             if "MemoryError" in replies[-1].get("types", []):
                 break
         return {"status": "ok", "replies": replies}
@@ -134,7 +138,7 @@ def answer(request, namespace):
     if not callable(function):
         return {"status": "raised", "types": ["TypeError", "Exception"],
                 "message": f"{request['name']} is a {type(function).__name__}, not a function", "traceback": []}
-    resolve = _resolver(namespace)
+    resolve = _resolver(namespace, ask_judge)
     args = [decode(a, resolve) for a in request["args"]]
     kwargs = {k: decode(v, resolve) for k, v in request["kwargs"]}
     # The call runs under the test's numpy error state, and the warnings it raises go back to the
@@ -168,12 +172,12 @@ def _warnings(caught, limit=20):
     return [[w.category.__name__, str(w.message)[:500]] for w in caught[:limit]]
 
 
-def answer_text(request_text, namespace):
+def answer_text(request_text, namespace, ask_judge=None):
     """:func:`answer` from JSON text to JSON text; a request it cannot carry out gets an error."""
     request = {}
     try:
         request = json.loads(request_text)
-        reply = answer(request, namespace)
+        reply = answer(request, namespace, ask_judge)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: B036

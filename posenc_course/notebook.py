@@ -14,6 +14,14 @@ at lines holding only ``+++``. Fenced code blocks become code cells; the words a
 
 The solution code therefore has one source of truth: ``posenc_solutions``.
 
+Building checks the spec as it goes and stops with every mistake it finds, each at its file and line
+(:class:`AuthoringError`): an unknown cell kind, a fence without its grade id or never closed, a
+duplicated grade id, a grade id that does not belong to its ``## Exercise N``, a test cell without
+points, a heading whose ``(1 + 2 = 3 points)`` disagrees with its test cells, a solution cell without
+its markers. Then every test cell is run once against the reference answers, through the real judge
+(:mod:`posenc_course.dryrun`): a test that fails, or that passes the answers something the judge cannot
+carry to the kernel, is reported at its line. ``authoring/README.md`` is the guide.
+
     python -m posenc_course.notebook            # write source/posenc/exercises.ipynb and source/theory/theory.ipynb
     python -m posenc_course.notebook --check    # exit 1 if a committed notebook is stale
 """
@@ -30,7 +38,8 @@ import nbformat
 
 import posenc_solutions
 
-from . import ROOT
+from . import dryrun
+from .layout import ROOT
 #: spec -> source notebook, one per nbgrader assignment
 NOTEBOOKS = {
     ROOT / "authoring" / "exercises.md": ROOT / "source" / "posenc" / "exercises.ipynb",
@@ -38,6 +47,23 @@ NOTEBOOKS = {
 }
 
 FENCE = re.compile(r"^```python(?P<info>[^\n]*)\n(?P<code>.*?)^```\s*$", re.S | re.M)
+OPENING = re.compile(r"^```python", re.M)
+EXERCISE_HEADING = re.compile(r"^## Exercise (?P<number>\d+)\b.*?(?:\((?P<parts>[\d.+\s]+)=\s*(?P<total>[\d.]+) points?\))?\s*$", re.M)
+GRADE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+KINDS = ("locked", "solution", "tests")
+OPTIONS = {"from": ("solution",), "points": ("tests",)}
+
+
+class AuthoringError(ValueError):
+    """Mistakes in a spec, each ``FILE:LINE: what is wrong, and what to do``."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def line_of(text, offset):
+    return text.count("\n", 0, offset) + 1
 
 
 def solution_source(name):
@@ -60,22 +86,51 @@ def nbgrader_metadata(kind, grade_id, points=None):
     return meta
 
 
-def code_cell(info, code):
+def code_cell(info, code, where="<spec>"):
+    """The code cell of a fence whose words after ```` ```python ```` are `info`; `where` is its
+    ``FILE:LINE``, for the AuthoringError of a malformed fence."""
+    def fail(message):
+        raise AuthoringError([f"{where}: ```python {info}: {message}"])
+
     words = info.split()
     options = dict(word.split("=", 1) for word in words if "=" in word)
     plain = [word for word in words if "=" not in word]
     cell = nbformat.v4.new_code_cell(code.rstrip("\n"))
-    if not plain:
+    if not words:
         return cell
-    kind, grade_id = plain
-    if kind not in ("locked", "solution", "tests"):
-        raise ValueError(f"unknown cell kind {kind!r} in ```python {info}")
+    if not plain or plain[0] not in KINDS:
+        fail(f"the cell kind must come first, one of {', '.join(KINDS)}, as in ```python tests ex01_name_test points=2")
+    kind, grade_id = plain[0], plain[1] if len(plain) > 1 else None
+    if grade_id is None:
+        fail(f"a {kind} cell needs its grade id after the kind, as in ```python {kind} ex01_name")
+    if len(plain) > 2:
+        fail(f"one grade id only; what are {' '.join(plain[2:])!r}?")
+    if not GRADE_ID.match(grade_id):
+        fail(f"grade id {grade_id!r}: letters, digits and _ only, starting with a letter")
+    for key in options:
+        if kind not in OPTIONS.get(key, ()):
+            fail(f"{key}= is not an option of a {kind} cell" + (f" (only of {', '.join(OPTIONS[key])} cells)" if key in OPTIONS else ""))
     if "from" in options:
+        missing = [name for name in options["from"].split(",") if not hasattr(posenc_solutions, name)]
+        if missing:
+            fail(f"posenc_solutions has no {', '.join(missing)}: define it there (and export it from "
+                 "posenc_solutions/__init__.py), or fix the name")
         sources = [solution_source(name) for name in options["from"].split(",")]
         cell.source = "\n\n\n".join(filter(None, [cell.source] + sources))
-    points = float(options["points"]) if "points" in options else None
-    if kind == "tests" and points is None:
-        raise ValueError(f"test cell {grade_id} needs points=N")
+    if kind == "solution" and not ("### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source):
+        fail("a solution cell needs its answer between ### BEGIN SOLUTION and ### END SOLUTION, or from=FUNCTION")
+    if kind == "tests" and ("### BEGIN HIDDEN TESTS" in cell.source) != ("### END HIDDEN TESTS" in cell.source):
+        fail("hidden tests go between ### BEGIN HIDDEN TESTS and ### END HIDDEN TESTS: one of the two is missing")
+    points = None
+    if kind == "tests":
+        try:
+            points = float(options["points"])
+        except KeyError:
+            fail("a test cell needs its points, as in points=2")
+        except ValueError:
+            fail(f"points={options['points']} is not a number")
+        if not points > 0:
+            fail("points must be more than 0")
     cell.metadata["nbgrader"] = nbgrader_metadata(kind, grade_id, points)
     return cell
 
@@ -86,14 +141,36 @@ def markdown_cells(text):
             yield nbformat.v4.new_markdown_cell(chunk.strip("\n"))
 
 
-def build(spec_text):
-    cells, position = [], 0
-    for match in FENCE.finditer(spec_text):
+def build(spec_text, spec_name="<spec>"):
+    """The source notebook of a spec; raise AuthoringError with every mistake found, located."""
+    cells, problems, position = [], [], 0
+    fences = list(FENCE.finditer(spec_text))
+    starts = {match.start() for match in fences}
+    for opening in OPENING.finditer(spec_text):
+        if opening.start() in starts:
+            continue
+        around = [match for match in fences if match.start() < opening.start() < match.end()]
+        unclosed = around[0].start() if around else opening.start()
+        problems.append(f"{spec_name}:{line_of(spec_text, unclosed)}: this ```python fence is never closed"
+                        + (f" before the next one, at line {line_of(spec_text, opening.start())}" if around else "")
+                        + ": end its code with a line holding only ```")
+    for match in fences:
         cells.extend(markdown_cells(spec_text[position:match.start()]))
-        cells.append(code_cell(match.group("info").strip(), match.group("code")))
+        where = f"{spec_name}:{line_of(spec_text, match.start())}"
+        try:
+            cell = code_cell(match.group("info").strip(), match.group("code"), where)
+        except AuthoringError as error:
+            problems.extend(error.problems)
+            cell = nbformat.v4.new_code_cell(match.group("code"))
+        cell.metadata["posenc_where"] = where  # removed below: for the checks only
+        cells.append(cell)
         position = match.end()
     cells.extend(markdown_cells(spec_text[position:]))
+    problems += _grade_id_problems(cells) + _heading_problems(spec_text, spec_name, cells)
+    if problems:
+        raise AuthoringError(problems)
     for number, cell in enumerate(cells):
+        cell.metadata.pop("posenc_where", None)
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         cell.id = grade_id.replace("_", "-") if grade_id else f"cell-{number:03d}"
     notebook = nbformat.v4.new_notebook(cells=cells)
@@ -102,6 +179,70 @@ def build(spec_text):
         "language_info": {"name": "python"},
     }
     nbformat.validate(notebook)
+    return notebook
+
+
+def _grade_id_problems(cells):
+    """Duplicated grade ids."""
+    problems, first_seen = [], {}
+    for cell in cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is None:
+            continue
+        if grade_id in first_seen:
+            problems.append(f"{cell.metadata['posenc_where']}: grade id {grade_id} is used already, at "
+                            f"{first_seen[grade_id]}: every graded or answer cell needs its own")
+        else:
+            first_seen[grade_id] = cell.metadata["posenc_where"]
+    return problems
+
+
+def _heading_problems(spec_text, spec_name, cells):
+    """Grade ids outside their ``## Exercise N``, and headings whose points disagree with their tests."""
+    headings = list(EXERCISE_HEADING.finditer(spec_text))
+    if not headings:
+        return []
+    problems = []
+    by_exercise = {}
+    for cell in cells:
+        meta, where = cell.metadata.get("nbgrader"), cell.metadata.get("posenc_where")
+        if not meta:
+            continue
+        line = int(where.rsplit(":", 1)[1])
+        heading = next((h for h in reversed(headings) if line_of(spec_text, h.start()) < line), None)
+        if heading is None:
+            continue
+        prefix = f"ex{int(heading.group('number')):02d}_"
+        if not meta["grade_id"].startswith(prefix):
+            problems.append(f"{where}: grade id {meta['grade_id']} is in Exercise {heading.group('number')}: "
+                            f"its ids start with {prefix}")
+        if meta.get("grade"):
+            by_exercise.setdefault(heading.start(), []).append(meta["points"])
+    for heading in headings:
+        if heading.group("total") is None:
+            continue
+        stated = [float(part) for part in heading.group("parts").split("+")]
+        actual = by_exercise.get(heading.start(), [])
+        if stated != actual or float(heading.group("total")) != sum(actual):
+            problems.append(
+                f"{spec_name}:{line_of(spec_text, heading.start())}: Exercise {heading.group('number')} says "
+                f"({heading.group('parts').strip()} = {heading.group('total')} points), but its test cells have "
+                f"{' + '.join(f'{p:g}' for p in actual) or 'none'} = {sum(actual):g}: change the heading or the points=")
+    return problems
+
+
+def check(spec_text, spec_name="<spec>"):
+    """:func:`build`, then every test cell run against the reference answers through the judge
+    (:mod:`posenc_course.dryrun`); the notebook, or AuthoringError with every mistake, located."""
+    notebook = build(spec_text, spec_name)
+    fence_lines = {}
+    for match in FENCE.finditer(spec_text):
+        words = match.group("info").split()
+        if len(words) > 1:
+            fence_lines[words[1]] = line_of(spec_text, match.start())
+    problems = dryrun.problems(notebook, fence_lines, spec_name)
+    if problems:
+        raise AuthoringError(problems)
     return notebook
 
 
@@ -115,7 +256,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     stale = 0
     for spec, notebook in NOTEBOOKS.items():
-        text = render(build(spec.read_text()))
+        spec_name = str(spec.relative_to(ROOT))
+        try:
+            built = check(spec.read_text(), spec_name)
+        except AuthoringError as error:
+            print(f"{spec_name}: not built, {len(error.problems)} mistake(s):\n" + str(error), file=sys.stderr)
+            stale += 1
+            continue
+        text = render(built)
         name = notebook.relative_to(ROOT)
         if args.check:
             current = notebook.exists() and notebook.read_text() == text
