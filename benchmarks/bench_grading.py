@@ -7,6 +7,8 @@
 3. ``nbgrader autograde`` of a class of 20 submissions in one run.
 4. The same class graded with plain nbgrader settings (no hardening: stock preprocessors and
    kernel), to show what the hardening of ``posenc_course.grading`` costs an honest student.
+5. The same class hardened, but with ``ResilientExecute.predict_calls`` off: what the batched
+   prediction of a test cell's calls saves.
 
     python benchmarks/bench_grading.py [--repeats N] [--class-size N]
 """
@@ -97,20 +99,26 @@ def main(argv=None):
         print(f"3. nbgrader autograde, {args.class_size} submissions     {many:6.2f} s"
               f"   ({many / args.class_size:.2f} s each)", flush=True)
 
-        # Plain and hardened in turn, best of two each: the machine is shared and noisy.
+        # Plain, hardened, and hardened without call prediction, in turn, best of two each: the
+        # machine is shared and noisy.
         hardened_config = (course / "nbgrader_config.py").read_text()
-        plain_times, hardened_times = [], [many]
+        configs = {"plain": PLAIN_CONFIG, "hardened": hardened_config,
+                   "no prediction": hardened_config + "\nc.ResilientExecute.predict_calls = False\n"}
+        seconds = {name: [] for name in configs}
+        seconds["hardened"].append(many)
         for _ in range(2):
-            (course / "nbgrader_config.py").write_text(PLAIN_CONFIG)
-            plain_times.append(timed_autograde(course, "*"))
-            (course / "nbgrader_config.py").write_text(hardened_config)
-            if len(hardened_times) < 2:
-                hardened_times.append(timed_autograde(course, "*"))
-        plain, hardened = min(plain_times), min(hardened_times)
+            for name, config in configs.items():
+                if len(seconds[name]) < 2:
+                    (course / "nbgrader_config.py").write_text(config)
+                    seconds[name].append(timed_autograde(course, "*"))
+        (course / "nbgrader_config.py").write_text(hardened_config)
+        plain, hardened, unpredicted = (min(seconds[name]) for name in configs)
         print(f"4. the same class with plain nbgrader      {plain:6.2f} s   ({plain / args.class_size:.2f} s each, "
               "best of 2)")
         print(f"   hardened / plain, per submission         {hardened / plain:6.2f}x   (goal: at most 1.20x; "
               f"hardened best of 2: {hardened:.2f} s)", flush=True)
+        print(f"5. hardened without call prediction        {unpredicted:6.2f} s   ({unpredicted / plain:.2f}x plain; "
+              f"prediction saves {(unpredicted - hardened) / args.class_size:.2f} s per submission)", flush=True)
 
 
 if __name__ == "__main__":

@@ -20,16 +20,11 @@
   costs only the tests that need it.
 """
 
-import asyncio
 import copy
 import functools
-import json
 import logging
 import math
-import queue
 import shutil
-import time
-import uuid
 from pathlib import Path
 
 import nbformat
@@ -37,9 +32,10 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import NotebookExporter
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Enum, Integer
+from traitlets import Bool, Enum, Integer
 
 from . import judge, kernel
+from .kernel_link import KernelLink
 from .layout import NOTEBOOK, is_test_cell
 from .layout import grade_id as _grade_id
 from .layout import nbgrader_meta as _meta
@@ -191,46 +187,13 @@ class RebuildFromRelease(NbGraderPreprocessor):
 
 
 
-@functools.lru_cache(maxsize=8)
-def _read_trusted_setup(path, mtime_ns):
-    """The setup namespace and answer function names of the notebook at `path`, read once."""
-    notebook = nbformat.read(path, as_version=4)
-    return judge.setup_namespace(notebook), judge.answer_functions(notebook)
-
-
-@functools.lru_cache(maxsize=8)
-def _read_reference(release, source):
-    """The reference answers of the source notebook; `release` and `source` are (path, mtime)."""
-    return judge.reference_namespace(nbformat.read(source[0], as_version=4), _read_trusted_setup(*release)[0])
-
-
-@functools.lru_cache(maxsize=1024)
-def _predicted_calls(release, source, test_source):
-    """The calls of the test cell `test_source` when the answers are right, found once."""
-    functions = _read_trusted_setup(*release)[1]
-    return tuple(judge.predicted_calls(test_source, _read_reference(release, source), functions))
-
-
-def _timed_out(seconds):
-    return judge.Abort("CellTimeoutError", f"the tests of this cell took over {seconds} s (an endless loop?) "
-                                           "and were stopped")
-
-
-def _kernel_died():
-    return judge.Abort("KernelDied", "the kernel died while the tests called the submission's functions "
-                                     "(a crash, os._exit, or the memory limit)")
-
-
-def _out_of_memory():
-    return judge.Abort("MemoryError", "the submission's code ran out of memory (the grading kernel's limit)")
-
-
 class ResilientExecute(Execute):
     """nbgrader's Execute, with trusted test cells, which survives a kernel that dies.
 
     A test cell (a graded cell that is not an answer) is not sent to the kernel: it runs here,
     in a namespace made of the released notebook's setup cells, and calls the submission's
-    functions in the kernel (:mod:`posenc_course.judge`). Its verdict is the same error output
+    functions in the kernel (:mod:`posenc_course.judge`; :mod:`posenc_course.kernel_link` carries
+    the calls). This class's own job is recovery. Its verdict is the same error output
     nbgrader would see from the kernel, so ``SaveAutoGrades`` records it as usual. The whole
     cell gets the usual time limit (``Execute.timeout``).
 
@@ -249,12 +212,18 @@ class ResilientExecute(Execute):
         "The grading kernel's address-space limit in MiB: a cell that needs more gets a MemoryError "
         "(Linux; macOS does not enforce it).")).tag(config=True)
 
+    predict_calls = Bool(True, help=(
+        "Ask the kernel, in one round trip per test cell, for the calls the cell makes when the answers "
+        "are right (found once from the source notebook's reference answers); each real call uses that "
+        "reply only if it is exactly the predicted call. Off: every call is its own round trip. "
+        "`make bench` measures both.")).tag(config=True)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._poisoned = set()
         self._info = {}
-        self._setup = None  # _trusted_setup(), made at the notebook's first test cell
-        self._comm = None  # (kernel client, comm id) of the judge's comm in the current kernel
+        self._setup = None  # judge.trusted_setup(...) for the notebook (False: none), made at its first test cell
+        self._link = KernelLink(self, self._run_code_cell)
 
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
@@ -275,33 +244,25 @@ class ResilientExecute(Execute):
         self.log.warning("posenc: grading without the sandbox: %s", problem)
         return "off"
 
-    def _trusted_setup(self):
-        """``(namespace, answer function names, predict)`` for the notebook, made in this process.
-
-        The namespace is made by the released notebook's setup cells; ``predict(test_source)``
-        gives the calls a test cell makes when the answers are right (none without a source
-        notebook). ``None`` when there is neither a release nor a source notebook.
-        """
-        assignment, notebook_id = self._info.get("assignment"), self._info.get("notebook")
-        found = {}
-        for folder in ("release", "source"):
-            path = _course_root(self) / folder / str(assignment) / f"{notebook_id}.ipynb"
-            if path.exists():
-                found[folder] = (str(path), path.stat().st_mtime_ns)
-        if not found:
-            return None
-        release = found.get("release", found.get("source"))
-        namespace, functions = _read_trusted_setup(*release)
-        if "source" not in found:
-            return namespace, functions, lambda test_source: ()
-        return namespace, functions, lambda test_source: _predicted_calls(release, found["source"], test_source)
+    def _judging_setup(self):
+        """:func:`judge.trusted_setup` of the notebook being graded, or None without release and source."""
+        if self._setup is None:
+            assignment, notebook_id = self._info.get("assignment"), self._info.get("notebook")
+            found = {folder: path for folder in ("release", "source")
+                     if (path := _course_root(self) / folder / str(assignment) / f"{notebook_id}.ipynb").exists()}
+            self._setup = found and judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls)
+        return self._setup or None
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if is_test_cell(cell):
-            if self._setup is None:
-                self._setup = self._trusted_setup()
-            if self._setup is not None:
-                return await self._judge_test_cell(cell, cell_index, self._setup)
+            setup = self._judging_setup()
+            if setup is not None:
+                try:
+                    await self._link.judge_cell(cell, cell_index, setup, self.timeout or 10**6)
+                except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
+                    self._note(cell, abort.ename, abort.message)
+                    await self._restart_and_replay(cell_index)
+                return cell
             self.log.error("posenc: no release/%s/%s.ipynb: test cell %s is run in the student's kernel",
                            self._info.get("assignment"), self._info.get("notebook"), _grade_id(cell))
         try:
@@ -325,126 +286,22 @@ class ResilientExecute(Execute):
             await self._restart_and_replay(cell_index)
         return cell
 
-    async def _judge_test_cell(self, cell, cell_index, setup):
-        """Run a test cell in this process (:mod:`posenc_course.judge`), calling into the kernel."""
-        namespace, functions, predict = setup
-        loop = asyncio.get_running_loop()
-        deadline = time.monotonic() + (self.timeout or 10**6)
-        printed = []
-
-        def ask(request):
-            future = asyncio.run_coroutine_threadsafe(
-                self._ask_kernel(request, cell_index, deadline, printed, the_judge.answer_callback), loop)
-            return future.result()
-
-        the_judge = judge.Judge(ask)
-        label = f"<test cell {_grade_id(cell)}>"
-        cell.outputs, cell.execution_count = [], None
-        try:
-            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, label, functions,
-                                                    predict(cell.source))
-        except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
-            cell.outputs.extend(printed)
-            self._note(cell, abort.ename, abort.message)
-            await self._restart_and_replay(cell_index)
-            return cell
-        except Exception as problem:  # not the test's own failure: this cell fails, grading goes on
-            self.log.error("posenc: test cell %s could not be judged: %r", _grade_id(cell), problem)
-            stdout, error = "", {"output_type": "error", "ename": "GradingError", "traceback": [],
-                                 "evalue": f"the tests could not be run ({type(problem).__name__}: {problem})"}
-        cell.outputs.extend(printed)
-        if stdout:
-            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
-        if error:
-            cell.outputs.append(nbformat.v4.new_output(**error))
-        return cell
-
-    async def _ask_kernel(self, request, cell_index, deadline, printed, answer_callback):
-        """Carry out one request of the judge in the kernel; return the agent's reply."""
-        if deadline - time.monotonic() <= 0:
-            raise _timed_out(self.timeout)
-        if request.get("passes_callbacks"):
-            return await self._ask_by_running_a_cell(request, cell_index, deadline, printed, answer_callback)
-        return await self._ask_by_comm(request, cell_index, deadline, printed)
-
-    async def _ask_by_comm(self, request, cell_index, deadline, printed):
-        """Send the request over the agent's comm (opened on first use in each kernel)."""
-        if self._comm is None or self._comm[0] is not self.kc:
-            await self._run_in_kernel(judge.SERVE_CODE, cell_index, deadline, printed)
-            comm_id = uuid.uuid4().hex
-            self.kc.shell_channel.send(self.kc.session.msg(
-                "comm_open", {"comm_id": comm_id, "target_name": judge.agent.TARGET, "data": {}}))
-            self._comm = (self.kc, comm_id)
-        comm_id, request_id = self._comm[1], uuid.uuid4().hex
-        message = self.kc.session.msg("comm_msg", {"comm_id": comm_id,
-                                                   "data": {"request": json.dumps({**request, "id": request_id})}})
-        self.kc.shell_channel.send(message)
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                await ensure_async(self.km.interrupt_kernel())
-                raise _timed_out(self.timeout)
-            try:
-                reply = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(remaining, 1.0)))
-            except queue.Empty:
-                if not await ensure_async(self.km.is_alive()):
-                    raise _kernel_died() from None
-                continue
-            content = reply["content"]
-            if reply["msg_type"] == "stream" and reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
-                printed.append(nbformat.v4.output_from_msg(reply))
-            elif reply["msg_type"] == "comm_msg" and content.get("comm_id") == comm_id:
-                answer = json.loads(content.get("data", {}).get("reply", "{}"))
-                if answer.get("id") == request_id:
-                    return answer
-
-    async def _ask_by_running_a_cell(self, request, cell_index, deadline, printed, answer_callback):
-        """Run the request as a cell; while it runs, the submission's function may call a
-        function of the tests: the kernel asks for it over stdin, `answer_callback` runs it here.
-        """
-        callbacks = asyncio.ensure_future(self._answer_input_requests(answer_callback))
-        self.kc.allow_stdin = True
-        try:
-            outputs = await self._run_in_kernel(judge.kernel_code(request), cell_index, deadline, printed)
-        finally:
-            callbacks.cancel()
-            if self.kc is not None:
-                self.kc.allow_stdin = False
-        replies = [o.data[judge.agent.MIME] for o in outputs if judge.agent.MIME in o.get("data", {})]
-        if not replies:
-            errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
-            raise judge.StudentError("the grading kernel could not run the submission's code "
-                                     f"({errors[0] if errors else 'no answer'})")
-        return json.loads(replies[-1])
-
-    async def _run_in_kernel(self, code, cell_index, deadline, printed):
-        """Run `code` as a cell of its own, within the deadline; return its non-stream outputs."""
-        call = nbformat.v4.new_code_cell(code)
-        test_cell, timeout = self.nb.cells[cell_index], self.timeout
-        self.timeout = max(1, math.ceil(deadline - time.monotonic()))
-        try:
-            await super().async_execute_cell(call, cell_index, store_history=False)
-        except DeadKernelError:
-            raise _kernel_died() from None
-        finally:
-            self.timeout = timeout
-            self.nb.cells[cell_index] = test_cell  # nbclient stores the cell it ran at cell_index
-        printed.extend(o for o in call.outputs if o.output_type == "stream")
-        for output in call.outputs:
-            if output.get("ename") == "CellTimeoutError":
-                raise _timed_out(self.timeout)
-            if output.get("ename") == "MemoryError":
-                raise _out_of_memory()
-        return [o for o in call.outputs if o.output_type != "stream"]
-
-    async def _answer_input_requests(self, answer_callback):
-        while True:
-            message = await ensure_async(self.kc.stdin_channel.get_msg(timeout=None))
-            if message["header"]["msg_type"] == "input_request":
-                self.kc.input(answer_callback(message["content"].get("prompt", "")))
-
     # nbclient binds execute_cell to its own async_execute_cell: bind it to this one.
     execute_cell = run_sync(async_execute_cell)
+
+    async def _run_code_cell(self, code, index, seconds):
+        """Run `code` as a cell of its own at `index` within `seconds` (for the kernel link); return
+        its outputs. nbclient keeps the cell it ran at ``nb.cells[index]`` and reads the time limit
+        from ``self.timeout``: both are put back."""
+        call = nbformat.v4.new_code_cell(code)
+        test_cell, timeout = self.nb.cells[index], self.timeout
+        self.timeout = max(1, math.ceil(seconds))
+        try:
+            await super().async_execute_cell(call, index, store_history=False)
+        finally:
+            self.timeout = timeout
+            self.nb.cells[index] = test_cell
+        return call.outputs
 
     def _note(self, cell, ename, what):
         """Say in `cell` (unless `ename` is None: it says so already) and in the log what happened."""

@@ -19,6 +19,7 @@ exactly the predicted call; after the first call that differs, every call is ask
 import ast
 import builtins
 import contextlib
+import functools
 import io
 import json
 import linecache
@@ -26,6 +27,7 @@ import traceback
 import warnings
 from pathlib import Path
 
+import nbformat
 import numpy
 
 from . import agent
@@ -69,12 +71,17 @@ SERVE_CODE = _agent_code("['serve'](globals())")  # opens the comm target agent.
 def setup_namespace(notebook):
     """The namespace made by the notebook's setup cells: code cells neither answers nor tests."""
     namespace = {"__name__": "__main__", "__builtins__": builtins}
-    # catch_warnings: a setup cell may set warnings.showwarning, for the kernel; not for this process.
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+    # A setup cell may set warnings.showwarning or numpy's print options, for the kernel: they are put
+    # back here, and the print options are used again while a test cell runs (:meth:`Judge.run`).
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), numpy.printoptions():
         for cell in notebook.cells:
             if cell.cell_type == "code" and not is_answer_cell(cell) and not is_test_cell(cell):
                 exec(compile(cell.source, "<setup cell>", "exec"), namespace)
+        namespace[PRINT_OPTIONS] = numpy.get_printoptions()
     return namespace
+
+
+PRINT_OPTIONS = "__posenc_print_options__"
 
 
 def answer_functions(notebook):
@@ -182,6 +189,44 @@ def predicted_calls(source, reference, functions):
     return calls
 
 
+@functools.lru_cache(maxsize=8)
+def _setup_of(path, mtime_ns):
+    """The setup namespace and answer function names of the notebook at `path`, read once."""
+    notebook = nbformat.read(path, as_version=4)
+    return setup_namespace(notebook), answer_functions(notebook)
+
+
+@functools.lru_cache(maxsize=8)
+def _reference_of(trusted, source):
+    """The reference answers of the source notebook; both arguments are ``(path, mtime)``."""
+    return reference_namespace(nbformat.read(source[0], as_version=4), _setup_of(*trusted)[0])
+
+
+@functools.lru_cache(maxsize=1024)
+def _predicted(trusted, source, test_source):
+    return tuple(predicted_calls(test_source, _reference_of(trusted, source), _setup_of(*trusted)[1]))
+
+
+def trusted_setup(release, source, predict=True):
+    """``(namespace, answer function names, predict)`` for judging a notebook's test cells.
+
+    `release` and `source` are the paths of the released and the source notebook (one may be None).
+    The namespace is made by the release's setup cells (the source's, without a release), each file
+    read once while it is unchanged. ``predict(test_source)`` gives the calls the test cell makes when
+    the answers are right (:func:`predicted_calls`), or none when `predict` is off or there is no
+    source notebook.
+    """
+    def stamped(path):
+        return str(path), Path(path).stat().st_mtime_ns
+
+    trusted = stamped(release or source)
+    namespace, functions = _setup_of(*trusted)
+    if not (predict and source):
+        return namespace, functions, lambda test_source: ()
+    reference = stamped(source)
+    return namespace, functions, lambda test_source: _predicted(trusted, reference, test_source)
+
+
 class Judge:
     """Runs test cells here, with `ask(request) -> reply` reaching the kernel."""
 
@@ -274,7 +319,7 @@ class Judge:
                 if predicted:
                     replies = self._ask({"op": "batch", "calls": list(predicted)})["replies"]
                     self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies)]
-                with contextlib.redirect_stdout(stdout):
+                with contextlib.redirect_stdout(stdout), numpy.printoptions(**setup.get(PRINT_OPTIONS, {})):
                     exec(code, namespace)
             except Abort:
                 raise

@@ -1,0 +1,178 @@
+"""The judge's link to the grading kernel: one judged test cell, and the requests it makes.
+
+A test cell runs in the grader (:mod:`posenc_course.judge`); each call of a student's function
+becomes a request that the kernel's agent (:mod:`posenc_course.agent`) carries out. This module
+carries the requests:
+
+- over a Jupyter comm, opened once per kernel: the fast path, about a third of a cell's round trip;
+- as a cell of its own when the request passes a function of the tests: while it runs, the agent asks
+  for that function's results over the kernel's stdin, and :class:`KernelLink` answers them here.
+
+Everything one test cell's requests share (its index, deadline, what the kernel printed, who answers
+callbacks) is one :class:`TestCellRun`. A kernel that dies, runs out of memory or overruns the
+deadline ends the cell with :class:`posenc_course.judge.Abort`; recovering from it is the caller's job
+(:class:`posenc_course.grading.ResilientExecute`).
+"""
+
+import asyncio
+import json
+import queue
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import nbformat
+from nbclient.exceptions import DeadKernelError
+from nbclient.util import ensure_async
+
+from . import judge
+from .layout import grade_id
+
+
+@dataclass
+class TestCellRun:
+    """One judged test cell: what its requests to the kernel share."""
+
+    index: int  #: the cell's index in the notebook
+    deadline: float  #: ``time.monotonic()`` by which its requests must all be answered
+    seconds: float  #: the cell's time limit, for messages
+    answer_callback: object = None  #: runs a function of the tests that the kernel asks for
+    printed: list = field(default_factory=list)  #: stream outputs the kernel printed meanwhile
+
+    def remaining(self):
+        return self.deadline - time.monotonic()
+
+    def timed_out(self):
+        return judge.Abort("CellTimeoutError", f"the tests of this cell took over {self.seconds:g} s "
+                                               "(an endless loop?) and were stopped")
+
+
+def kernel_died():
+    return judge.Abort("KernelDied", "the kernel died while the tests called the submission's functions "
+                                     "(a crash, os._exit, or the memory limit)")
+
+
+def out_of_memory():
+    return judge.Abort("MemoryError", "the submission's code ran out of memory (the grading kernel's limit)")
+
+
+class KernelLink:
+    """Carries a judge's requests to the kernel of `client`, an nbclient ``NotebookClient``.
+
+    `run_code(code, index, seconds)` runs `code` as a cell of its own at `index` within `seconds`
+    and returns the cell's outputs; it may raise nbclient's DeadKernelError.
+    """
+
+    def __init__(self, client, run_code):
+        self._client, self._run_code = client, run_code
+        self._comm = None  # (kernel client, comm id) of the agent's comm in the current kernel
+
+    async def judge_cell(self, cell, index, setup, seconds):
+        """Run test cell `cell` in this process against the kernel; fill its outputs.
+
+        `setup` is ``(namespace, answer function names, predict)`` (:func:`judge.trusted_setup`).
+        Raises :class:`judge.Abort` (after filling what was printed) when the kernel gives out.
+        """
+        namespace, functions, predict = setup
+        loop = asyncio.get_running_loop()
+        run = TestCellRun(index, time.monotonic() + seconds, seconds)
+
+        def ask(request):
+            return asyncio.run_coroutine_threadsafe(self.ask(request, run), loop).result()
+
+        the_judge = judge.Judge(ask)
+        run.answer_callback = the_judge.answer_callback
+        cell.outputs, cell.execution_count = [], None
+        try:
+            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, f"<test cell {grade_id(cell)}>",
+                                                    functions, predict(cell.source))
+        except judge.Abort:
+            cell.outputs.extend(run.printed)
+            raise
+        except Exception as problem:  # not the test's own failure: this cell fails, grading goes on
+            self._client.log.error("posenc: test cell %s could not be judged: %r", grade_id(cell), problem)
+            stdout, error = "", {"output_type": "error", "ename": "GradingError", "traceback": [],
+                                 "evalue": f"the tests could not be run ({type(problem).__name__}: {problem})"}
+        cell.outputs.extend(run.printed)
+        if stdout:
+            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
+        if error:
+            cell.outputs.append(nbformat.v4.new_output(**error))
+
+    async def ask(self, request, run):
+        """Carry out one request of the judge in the kernel; return the agent's reply."""
+        if run.remaining() <= 0:
+            raise run.timed_out()
+        if request.get("passes_callbacks"):
+            return await self._ask_by_running_a_cell(request, run)
+        return await self._ask_by_comm(request, run)
+
+    async def _ask_by_comm(self, request, run):
+        """Send the request over the agent's comm (opened on first use in each kernel)."""
+        kc = self._client.kc
+        if self._comm is None or self._comm[0] is not kc:
+            await self._run(judge.SERVE_CODE, run)
+            comm_id = uuid.uuid4().hex
+            kc.shell_channel.send(kc.session.msg(
+                "comm_open", {"comm_id": comm_id, "target_name": judge.agent.TARGET, "data": {}}))
+            self._comm = (kc, comm_id)
+        comm_id, request_id = self._comm[1], uuid.uuid4().hex
+        message = kc.session.msg("comm_msg", {"comm_id": comm_id,
+                                              "data": {"request": json.dumps({**request, "id": request_id})}})
+        kc.shell_channel.send(message)
+        while True:
+            if run.remaining() <= 0:
+                await ensure_async(self._client.km.interrupt_kernel())
+                raise run.timed_out()
+            try:
+                reply = await ensure_async(kc.iopub_channel.get_msg(timeout=min(run.remaining(), 1.0)))
+            except queue.Empty:
+                if not await ensure_async(self._client.km.is_alive()):
+                    raise kernel_died() from None
+                continue
+            content = reply["content"]
+            if reply["msg_type"] == "stream" and reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
+                run.printed.append(nbformat.v4.output_from_msg(reply))
+            elif reply["msg_type"] == "comm_msg" and content.get("comm_id") == comm_id:
+                answer = json.loads(content.get("data", {}).get("reply", "{}"))
+                if answer.get("id") == request_id:
+                    return answer
+
+    async def _ask_by_running_a_cell(self, request, run):
+        """Run the request as a cell; while it runs, the submission's function may call a function
+        of the tests: the kernel asks for it over stdin, and ``run.answer_callback`` runs it here."""
+        kc = self._client.kc
+        callbacks = asyncio.ensure_future(self._answer_input_requests(kc, run.answer_callback))
+        kc.allow_stdin = True
+        try:
+            outputs = await self._run(judge.kernel_code(request), run)
+        finally:
+            callbacks.cancel()
+            kc.allow_stdin = False
+        replies = [o.data[judge.agent.MIME] for o in outputs if judge.agent.MIME in o.get("data", {})]
+        if not replies:
+            errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
+            raise judge.StudentError("the grading kernel could not run the submission's code "
+                                     f"({errors[0] if errors else 'no answer'})")
+        return json.loads(replies[-1])
+
+    async def _run(self, code, run):
+        """Run `code` as a cell of its own within the run's deadline; return its non-stream outputs."""
+        try:
+            outputs = await self._run_code(code, run.index, max(1, run.remaining()))
+        except DeadKernelError:
+            raise kernel_died() from None
+        run.printed.extend(o for o in outputs if o.output_type == "stream")
+        for output in outputs:
+            if output.get("ename") == "CellTimeoutError":
+                raise run.timed_out()
+            if output.get("ename") == "MemoryError":
+                raise out_of_memory()
+        return [o for o in outputs if o.output_type != "stream"]
+
+    @staticmethod
+    async def _answer_input_requests(kc, answer_callback):
+        while True:
+            message = await ensure_async(kc.stdin_channel.get_msg(timeout=None))
+            if message["header"]["msg_type"] == "input_request":
+                kc.input(answer_callback(message["content"].get("prompt", "")))
