@@ -250,7 +250,8 @@ class ResilientExecute(Execute):
             assignment, notebook_id = self._info.get("assignment"), self._info.get("notebook")
             found = {folder: path for folder in ("release", "source")
                      if (path := _course_root(self) / folder / str(assignment) / f"{notebook_id}.ipynb").exists()}
-            self._setup = found and judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls)
+            self._setup = judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls) \
+                if found else False
         return self._setup or None
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
