@@ -88,4 +88,4 @@ lock:
 	rm -rf .lockenv
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks
+	rm -rf $(VENV) .lockenv .pytest_cache .hypothesis .benchmarks
