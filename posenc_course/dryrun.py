@@ -58,7 +58,7 @@ def run_against_reference(notebook):
     for cell in notebook.cells:
         if is_test_cell(cell):
             the_judge = judge.Judge(ask)
-            _, error = the_judge.run(cell.source, setup, f"<test cell {grade_id(cell)}>", functions)
+            _, error = the_judge.run(cell.source, setup, judge.cell_label(grade_id(cell)), functions)
             verdicts[grade_id(cell)] = error
     return verdicts
 
@@ -76,7 +76,7 @@ def problems(notebook, fence_lines, spec_name):
     for name, error in run_against_reference(notebook).items():
         if error is None:
             continue
-        line = fence_lines.get(name, 0) + _test_line(error, f"<test cell {name}>")
+        line = fence_lines.get(name, 0) + _test_line(error, judge.cell_label(name))
         what = "cannot be run" if error["ename"] == "CannotCarry" else "fails against the reference answers"
         found.append(f"{spec_name}:{line}: test cell {name} {what}: {error['ename']}: "
                      + " ".join(str(error["evalue"]).split())[:400])

@@ -133,6 +133,11 @@ class _PassesAFunction(BaseException):  # no ``except Exception`` in a test may 
     pass
 
 
+def cell_label(name):
+    """The file name a test cell's code runs under, so its lines show in tracebacks."""
+    return f"<test cell {name}>"
+
+
 def _call_key(request):
     """What identifies a call: the function, its arguments as sent, and the numpy error state."""
     return json.dumps([request["name"], request["args"], request["kwargs"], request.get("errstate")])

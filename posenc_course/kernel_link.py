@@ -84,7 +84,7 @@ class KernelLink:
         run.answer_callback = the_judge.answer_callback
         cell.outputs, cell.execution_count = [], None
         try:
-            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, f"<test cell {grade_id(cell)}>",
+            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, judge.cell_label(grade_id(cell)),
                                                     functions, predict(cell.source))
         except judge.Abort:
             cell.outputs.extend(run.printed)
