@@ -36,27 +36,20 @@ from traitlets import Bool, Enum, Integer
 
 from . import judge, kernel
 from .kernel_link import KernelLink
-from .layout import NOTEBOOK, is_test_cell
+from .layout import NOTEBOOK, course_root, is_test_cell
 from .layout import grade_id as _grade_id
 from .layout import nbgrader_meta as _meta
 
 log = logging.getLogger("posenc.grading")
 
 
-def _course_root_of(notebook_path):
-    """``ROOT/submitted/STUDENT/ASSIGNMENT/NAME.ipynb`` (or ``autograded/...``) -> ``ROOT``."""
-    return Path(notebook_path).resolve().parents[3]
+def _course_notebook(folder, assignment, notebook_id):
+    """``COURSE/FOLDER/ASSIGNMENT/NOTEBOOK_ID.ipynb``, where nbgrader is grading."""
+    return course_root() / folder / str(assignment) / f"{notebook_id}.ipynb"
 
 
-def _course_root(preprocessor):
-    """The course directory of the nbgrader app that runs `preprocessor`."""
-    converter = getattr(preprocessor.parent, "parent", None)
-    coursedir = getattr(converter, "coursedir", None)
-    return Path(coursedir.root) if coursedir is not None else Path.cwd()
-
-
-def _release_notebook(course_root, assignment, notebook_id):
-    return nbformat.read(str(Path(course_root) / "release" / assignment / f"{notebook_id}.ipynb"), as_version=4)
+def _release_notebook(assignment, notebook_id):
+    return nbformat.read(str(_course_notebook("release", assignment, notebook_id)), as_version=4)
 
 
 def _reason_cell(reason):
@@ -89,7 +82,7 @@ class TolerantNotebookExporter(NotebookExporter):
             self.log.error("posenc: student %r: %s It is graded as the blank release: 0 points. "
                            "The file itself is left untouched.", student, reason)
             notebook_id = Path(filename).stem
-            notebook = _release_notebook(_course_root_of(filename), assignment, notebook_id)
+            notebook = _release_notebook(assignment, notebook_id)
             notebook.cells.insert(0, _reason_cell(reason))
         return self.from_notebook_node(notebook, resources=resources, **kw)
 
@@ -128,7 +121,7 @@ class RebuildFromRelease(NbGraderPreprocessor):
         info = resources.get("nbgrader", {})
         student, assignment, notebook_id = info.get("student"), info.get("assignment"), info.get("notebook")
         try:
-            release = _release_notebook(_course_root(self), assignment, notebook_id)
+            release = _release_notebook(assignment, notebook_id)
         except FileNotFoundError:
             self.log.warning("posenc: no release/%s/%s.ipynb to rebuild on; grading as submitted",
                              assignment, notebook_id)
@@ -249,7 +242,7 @@ class ResilientExecute(Execute):
         if self._setup is None:
             assignment, notebook_id = self._info.get("assignment"), self._info.get("notebook")
             found = {folder: path for folder in ("release", "source")
-                     if (path := _course_root(self) / folder / str(assignment) / f"{notebook_id}.ipynb").exists()}
+                     if (path := _course_notebook(folder, assignment, notebook_id)).exists()}
             self._setup = judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls) \
                 if found else False
         return self._setup or None
@@ -365,15 +358,15 @@ def mark_graded(assignment, student, notebooks):
     """
     if not notebooks:
         return
-    path = Path(notebooks[0]).resolve()
-    folder = _course_root_of(path) / "autograded" / path.parents[1].name / assignment
+    student = Path(notebooks[0]).resolve().parents[1].name  # nbgrader passes the --student pattern, not the id
+    folder = course_root() / "autograded" / student / assignment
     if folder.is_dir():
         (folder / GRADED_MARKER).write_text("graded\n")
 
 
-def remove_unfinished(course_root="."):
-    """Remove ``autograded/STUDENT/ASSIGNMENT`` folders whose grading never finished."""
-    for folder in sorted(Path(course_root).glob("autograded/*/*")):
+def remove_unfinished(root=None):
+    """Remove ``autograded/STUDENT/ASSIGNMENT`` folders of the course at `root` whose grading never finished."""
+    for folder in sorted(course_root(root).glob("autograded/*/*")):
         if folder.is_dir() and any(folder.glob("*.ipynb")) and not (folder / GRADED_MARKER).exists():
             log.warning("posenc: %s was left half-graded by an interrupted run: it is graded again", folder)
             shutil.rmtree(folder)

@@ -31,6 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .layout import course_root
+
 KERNEL_NAME = "posenc-grader"
 DEFAULT_MEMORY_MB = 3072
 # require: no sandbox, no kernel (grading a class); if-available: sandboxed where bubblewrap works,
@@ -95,14 +97,6 @@ def ensure_installed():
 PRIVATE = ("source", "authoring", "submitted", "autograded", "feedback", "tests", ".git", "nbgrader_config.py")
 
 
-def course_root(start):
-    """The nearest folder at or above `start` that holds an ``nbgrader_config.py``."""
-    for folder in [start, *start.parents]:
-        if (folder / "nbgrader_config.py").exists():
-            return folder
-    return None
-
-
 def sandbox_command(cwd):
     """The ``bwrap`` arguments that hide the course's private parts from a kernel run in `cwd`."""
     scratch = tempfile.mkdtemp(prefix="posenc-kernel-")
@@ -112,11 +106,9 @@ def sandbox_command(cwd):
     root = course_root(cwd)
     # /tmp is writable, so the course, this package and the Python environment are made
     # read-only again in case they live under it.
-    for path in {root, Path(__file__).resolve().parents[1], Path(sys.prefix).resolve()} - {None}:
+    for path in {root, Path(__file__).resolve().parents[1], Path(sys.prefix).resolve()}:
         args += ["--ro-bind", str(path), str(path)]
-    hidden = []
-    if root is not None:
-        hidden += [root / name for name in PRIVATE] + [root / "gradebook.db"]
+    hidden = [root / name for name in PRIVATE] + [root / "gradebook.db"]
     spec = importlib.util.find_spec("posenc_solutions")
     if spec is not None and spec.origin:
         hidden.append(Path(spec.origin).parent)
@@ -127,7 +119,7 @@ def sandbox_command(cwd):
             args += ["--ro-bind", "/dev/null", str(path)]
     # A kernel started in a student's own folder (inside autograded/) may write there; anywhere
     # else in the course its working folder stays read-only.
-    if root is not None and (root / "autograded") in cwd.parents:
+    if (root / "autograded") in cwd.parents:
         args += ["--bind", str(cwd), str(cwd)]
     return args + ["--chdir", str(cwd)]
 

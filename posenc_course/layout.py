@@ -14,6 +14,19 @@ NOTEBOOK_ID = "exercises"  #: its one notebook, as nbgrader names it
 NOTEBOOK = f"{NOTEBOOK_ID}.ipynb"
 SOURCE_NOTEBOOK = ROOT / "source" / ASSIGNMENT / NOTEBOOK
 RELEASE_NOTEBOOK = ROOT / "release" / ASSIGNMENT / NOTEBOOK
+CONFIG_FILE = "nbgrader_config.py"
+
+
+def course_root(start=None):
+    """The course directory that holds `start`: the nearest folder at or above it with an
+    ``nbgrader_config.py``, or `start` itself when there is none.
+
+    `start` defaults to the working folder, which is the course directory wherever the course's code
+    runs: nbgrader works in ``CourseDirectory.root`` while it converts notebooks (its hooks and
+    preprocessors run there), and the grading kernel starts in the folder nbgrader gives it.
+    """
+    start = Path(start or Path.cwd()).resolve()
+    return next((folder for folder in [start, *start.parents] if (folder / CONFIG_FILE).exists()), start)
 
 
 def nbgrader_meta(cell):

@@ -1,10 +1,13 @@
 """The assignment grades right: real nbgrader commands, real kernels, a real SQLite gradebook.
 
-One class of students is autograded in a single ``nbgrader autograde`` run (module fixture):
-the reference answers, the blank release, every wrong answer of ``wrong_solutions``, an
-alternative correct answer per exercise, tampered tests, hostile cells and answers (crashes,
-memory bombs, endless loops, peeking, faked checks) and malformed files. Each test then asserts
-on the gradebook, in the shape of nbgrader's own test suite.
+One class of students is autograded in a single ``nbgrader autograde`` run (module fixture). The
+class is one table, :data:`CLASS`: each row names a student, says how the submission is built, which
+exercises must lose points, and what the graded notebook and the log must say. The fixture is made
+from the table, and the table-driven tests assert on the gradebook, in the shape of nbgrader's own
+test suite. The rows: the reference answers, the blank release, every wrong answer of
+``wrong_solutions``, an alternative correct answer per exercise and the ways students write them,
+tampered tests, hostile cells and answers (crashes, memory bombs, endless loops, peeking, faked
+checks) and malformed files.
 """
 
 import copy
@@ -13,13 +16,16 @@ import inspect
 import os
 import pwd
 import re
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Callable
 
 import nbformat
 import pytest
 
 from posenc_course import report
 from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.layout import SOURCE_NOTEBOOK, points_per_exercise, points_per_test_cell
+from posenc_course.layout import NOTEBOOK, SOURCE_NOTEBOOK, points_per_exercise, points_per_test_cell
 from posenc_course.submissions import grade_id, is_test_cell, make_submission, reference_answers, write_submission
 from posenc_solutions import EXERCISES
 
@@ -32,6 +38,57 @@ SOURCE = nbformat.read(SOURCE_NOTEBOOK, as_version=4)
 MAX_POINTS = points_per_exercise(SOURCE)
 TEST_POINTS = points_per_test_cell(SOURCE)
 
+SOME = None  #: ``loses={exercise: SOME}``: the exercise scores below its maximum
+ALL = {exercise: points for exercise, points in MAX_POINTS.items()}  #: every exercise scores 0
+
+
+def some(*exercises):
+    return {exercise: SOME for exercise in exercises}
+
+
+@dataclass(frozen=True)
+class Student:
+    """A student of the graded class: how the submission is built, and what grading makes of it."""
+
+    name: str
+    #: ``build(kit)`` -> the submitted notebook, or the ``str``/``bytes`` of a file that is not one.
+    #: ``kit`` has ``course``, ``answers`` (the reference answers) and ``release`` (the notebook's path).
+    build: Callable
+    #: ``{exercise: points lost}``, or ``SOME`` points; every other exercise keeps full marks.
+    loses: dict = field(default_factory=dict)
+    says: str = ""  #: shown in the graded notebook: an error's name, or a sentence
+    logs: str = ""  #: on autograde's log line about this student
+    filename: str = NOTEBOOK  #: the name the notebook is submitted under
+    honest: bool = False  #: plain code that must mean the same in autograde as in the student's own kernel
+
+
+# How submissions are built -----------------------------------------------------------------------
+
+def answered(functions=None, answers=None, edit=None):
+    """The reference answers, with `functions` replaced and `answers` cells overridden, then `edit`ed."""
+    def build(kit):
+        notebook = make_submission({**kit.answers, **(answers or {})}, functions, release_notebook=kit.release)
+        return edit(notebook, kit) if edit else notebook
+    return build
+
+
+def blank(kit):
+    return make_submission(release_notebook=kit.release)
+
+
+def prefixed(cell_id, code, functions=None):
+    """Reference answers with `code` (or ``code(kit)``) put first in answer cell `cell_id`."""
+    def edit(notebook, kit):
+        [cell] = [c for c in notebook.cells if grade_id(c) == cell_id]
+        cell.source = (code(kit) if callable(code) else code) + "\n\n" + cell.source
+        return notebook
+    return answered(functions, edit=edit)
+
+
+def raw(content):
+    """A file that is not a notebook, or not a whole one: `content` or ``content(kit)``."""
+    return lambda kit: content(kit) if callable(content) else content
+
 
 def alternative_code(name):
     """Source of an alternative answer, with the private helpers it calls."""
@@ -42,160 +99,253 @@ def alternative_code(name):
     return "\n\n".join([inspect.getsource(getattr(alternative_solutions, h)) for h in helpers] + [source])
 
 
-def drop_cells(notebook, grade_ids):
-    notebook.cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in grade_ids]
+def ids_of_tests(notebook):
+    return [grade_id(c) for c in notebook.cells if is_test_cell(c)]
+
+
+def edit_tests(prefix, new_source):
+    def edit(notebook, kit):
+        for cell in notebook.cells:
+            if is_test_cell(cell) and grade_id(cell).startswith(prefix):
+                cell.source = new_source
+        return notebook
+    return edit
+
+
+def drop_tests(choose):
+    """Delete the test cells ``choose(ids)`` picks from the notebook's test cell ids."""
+    def edit(notebook, kit):
+        dropped = set(choose(ids_of_tests(notebook)))
+        notebook.cells = [c for c in notebook.cells if grade_id(c) not in dropped]
+        return notebook
+    return edit
+
+
+def reverse_and_repeat_tests(notebook, kit):
+    tests = [c for c in notebook.cells if is_test_cell(c)]
+    notebook.cells = [c for c in notebook.cells if not is_test_cell(c)] + tests[::-1] + tests[:5]
     return notebook
 
 
-def edit_cells(notebook, prefix, new_source):
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade") and meta.get("grade_id", "").startswith(prefix):
-            cell.source = new_source
-    return notebook
+def wrong_then_right_copy(cell_id, wrong_code):
+    """The answer cell `cell_id` twice: a wrong first copy, then the right one."""
+    def edit(notebook, kit):
+        [index] = [i for i, c in enumerate(notebook.cells) if grade_id(c) == cell_id]
+        first = nbformat.from_dict(copy.deepcopy(notebook.cells[index]))
+        first.source = wrong_code
+        notebook.cells.insert(index, first)
+        return notebook
+    return edit
+
+
+def own_cell_before(cell_id, code):
+    def edit(notebook, kit):
+        [index] = [i for i, c in enumerate(notebook.cells) if grade_id(c) == cell_id]
+        notebook.cells.insert(index, nbformat.v4.new_code_cell(code))
+        return notebook
+    return edit
+
+
+def half_of_the_reference(kit):
+    text = nbformat.writes(answered()(kit))
+    return text[: len(text) // 2]
+
+
+# The class ---------------------------------------------------------------------------------------
+
+ROPE_WRONG = WRONG["rope_half_split"][1]
+TWO_WRONG = {**WRONG["rope_half_split"][1], **WRONG["strict_causal"][1]}  # ex05 and ex03
+SWALLOW = "    while True:\n        try:\n            while True:\n                pass\n        except KeyboardInterrupt:\n            pass"
+FAKE_PASSES = ("np.allclose = lambda *args, **kwargs: True\n"
+               "np.isclose = lambda a, b, *args, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)\n"
+               "np.array_equal = lambda *args, **kwargs: True\n"
+               "np.testing.assert_allclose = lambda *args, **kwargs: None\n"
+               "np.testing.assert_array_equal = lambda *args, **kwargs: None")
+
+CLASS = [
+    Student("reference", answered(), honest=True),
+    Student("blank", blank, loses=ALL, honest=True),
+    *(Student(f"wrong-{label}", answered(functions), loses=some(exercise), honest=True)
+      for label, (exercise, functions) in WRONG.items()),
+    *(Student(f"alt-{exercise}", answered({name: alternative_code(name) for name in names}), honest=True)
+      for exercise, names in EXERCISES.items()),
+    # numpy or Python scalars, other error messages, HF's float32 arithmetic, reused functions
+    *(Student(f"student-{label}", answered(functions), honest=True) for label, functions in STUDENT_ALTERNATIVES.items()),
+    *(Student(f"concept-{label}", answered(answers=wrong_answers), loses={exercise: 1}, honest=True)
+      for label, (exercise, wrong_answers) in WRONG_CONCEPTS.items()),
+
+    # Tampering: test cells emptied, deleted, reordered or duplicated, with right and wrong answers;
+    # every one is graded with the original tests.
+    Student("tamper-edited-right", answered(edit=edit_tests("ex0", "pass"))),
+    Student("tamper-edited-wrong", answered(ROPE_WRONG, edit=edit_tests("ex05", "assert True")), loses=some("ex05")),
+    Student("tamper-deleted-right", answered(edit=drop_tests(lambda ids: ids[::2])), logs="test cell(s) deleted"),
+    Student("tamper-deleted-wrong", answered(ROPE_WRONG, edit=drop_tests(lambda ids: [i for i in ids if i.startswith("ex05")])),
+            loses=some("ex05"), logs="test cell(s) deleted"),
+    Student("tamper-reordered-wrong", answered(ROPE_WRONG, edit=reverse_and_repeat_tests), loses=some("ex05"),
+            logs="test cells duplicated"),
+    # an answer cell duplicated: a wrong first copy, then the right one, which is what ran last
+    Student("tamper-duplicated-answer",
+            answered(edit=wrong_then_right_copy("ex03_causal_mask", WRONG["strict_causal"][1]["causal_mask"])),
+            logs="answer cell ex03_causal_mask appears more than once"),
+    Student("own-helper-cell", answered(
+        {"rotation_2d": "def rotation_2d(angle):\n    return my_rotation(angle)"},
+        edit=own_cell_before("ex06_rotation_2d", "def my_rotation(a):\n"
+                                                 "    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])"))),
+
+    # Cells that loop, kill the kernel, exhaust its memory, or sleep forever, each in one exercise.
+    Student("endless-loop", prefixed("ex03_causal_mask", "while True:\n    pass"), loses=some("ex03"),
+            says="CellTimeoutError"),
+    Student("hostile-exit", prefixed("ex04_clipped_relative_bias", "import os\nos._exit(1)"), loses=some("ex04"),
+            says="KernelDied"),
+    Student("hostile-segfault", prefixed("ex06_rotation_2d", "import ctypes\nctypes.string_at(0)"), loses=some("ex06"),
+            says="KernelDied"),
+    Student("hostile-growing-list", prefixed("ex08_interpolate_position_table",
+                                             "hog = []\nwhile True:\n    hog.append(bytearray(10**7))"),
+            loses=some("ex08"), says="MemoryError"),
+    Student("hostile-huge-array", prefixed("ex02_add_positions", "big = np.ones((10**6, 10**5))"), loses=some("ex02"),
+            says="MemoryError"),
+    Student("hostile-sleep", prefixed("ex09_decode_position_ids", "import time\ntime.sleep(10**6)"), loses=some("ex09"),
+            says="CellTimeoutError"),
+    Student("hostile-swallow", prefixed("ex04_clipped_relative_bias", "if True:\n" + SWALLOW), loses=some("ex04"),
+            says="CellTimeoutError"),
+    # The same, but only when the tests call the answer: the tests run outside the kernel and call
+    # it there. The last one swallows the interrupt that stops it.
+    Student("hostile-call-exit", answered({"rotation_2d": "def rotation_2d(angle):\n    import os\n    os._exit(1)"}),
+            loses=some("ex06"), says="KernelDied"),
+    Student("hostile-call-memory", answered({"interpolate_position_table": (
+        "def interpolate_position_table(*args, **kwargs):\n    hog = []\n    while True:\n        hog.append(bytearray(10**7))")}),
+        loses=some("ex08"), says="MemoryError"),
+    Student("hostile-call-loop", answered({"decode_position_ids": "def decode_position_ids(*args, **kwargs):\n    while True:\n        pass"}),
+            loses=some("ex09"), says="CellTimeoutError"),
+    Student("hostile-call-swallow", answered({"causal_mask": "def causal_mask(query_positions, key_positions):\n" + SWALLOW}),
+            loses=some("ex03"), says="CellTimeoutError"),
+
+    # Peeking: each tries to read what grading keeps private, or to write outside its folder.
+    Student("peek-import", prefixed("ex01_sinusoidal_row", "from posenc_solutions import sinusoidal_row as _reference"),
+            loses=some("ex01")),
+    Student("peek-source", prefixed("ex02_add_positions", lambda kit: (
+        f"_text = open({str(kit.course / 'source' / 'posenc' / NOTEBOOK)!r}).read()")), loses=some("ex02")),
+    Student("peek-gradebook", prefixed("ex03_causal_mask", lambda kit: (
+        f"import sqlite3\n_rows = sqlite3.connect('file:{kit.course / 'gradebook.db'}?mode=ro', uri=True)"
+        ".execute('select * from grade_cells').fetchall()\nassert _rows")), loses=some("ex03")),
+    Student("peek-others", prefixed("ex04_clipped_relative_bias",
+                                    lambda kit: f"import os\nassert len(os.listdir({str(kit.course / 'submitted')!r})) > 1"),
+            loses=some("ex04")),
+    Student("peek-write", prefixed("ex05_apply_rope", lambda kit: (
+        f"open({str(ROOT / 'posenc_course' / 'evil.py')!r}, 'w').write('x = 1')\n"
+        f"open({str(kit.course / 'release' / 'evil.py')!r}, 'w').write('x = 1')")), loses=some("ex05")),
+
+    # Faked passes, with ex03 and ex05 answered wrongly: numpy's comparisons replaced; every check_*
+    # helper rebound to a no-op and every error swallowed; or every later cell that calls a check
+    # blanked. The tests run outside the kernel, so the wrong answers still lose.
+    Student("fake-passes", prefixed("ex01_sinusoidal_row", FAKE_PASSES, TWO_WRONG), loses=some("ex03", "ex05")),
+    Student("fake-checks", prefixed("ex01_sinusoidal_row",
+                                    "for _name in [n for n in dir() if n.startswith('check_')]:\n"
+                                    "    globals()[_name] = lambda *args, **kwargs: None\n"
+                                    "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)",
+                                    TWO_WRONG), loses=some("ex03", "ex05")),
+    Student("fake-cells", prefixed("ex01_sinusoidal_row",
+                                   "get_ipython().input_transformers_cleanup.append(\n"
+                                   "    lambda lines: [] if any('check_' in line for line in lines) else lines)",
+                                   TWO_WRONG), loses=some("ex03", "ex05")),
+
+    # Files that are not notebooks, a notebook of another assignment, and a renamed notebook.
+    *(Student(name, raw(content), loses=ALL, says="could not be graded as sent", logs=reason)
+      for name, content, reason in [
+          ("malformed", '{"cells": [{"cell_type": "code", "source": "truncated', "NotJSONError"),
+          ("bad-truncated", half_of_the_reference, "NotJSONError"),
+          ("bad-empty", "", "NotJSONError"),
+          ("bad-binary", bytes(range(256)) * 8, "UnicodeDecodeError")]),
+    Student("bad-other-assignment", lambda kit: nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("answer = 42")]),
+            loses=ALL, logs="a notebook of another assignment"),
+    Student("renamed", answered(), filename="exercises (1).ipynb",
+            logs="submitted 'exercises (1).ipynb' instead of 'exercises.ipynb'"),
+]
+STUDENTS = {student.name: student for student in CLASS}
+assert len(STUDENTS) == len(CLASS), "two rows of CLASS have the same name"
+
+
+def submit(student, kit):
+    """Write `student`'s submission into the course; return its path."""
+    content = student.build(kit)
+    path = kit.course / "submitted" / student.name / "posenc" / student.filename
+    if isinstance(content, nbformat.NotebookNode):
+        return write_submission(content, kit.course / "submitted", student.name, filename=student.filename)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    return path
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Autograde a whole class once; yield (course, scores, autograde result, submitted names)."""
+    """Autograde the whole CLASS in one run; yield (course, scores, autograde's result)."""
     course = new_course(tmp_path_factory.mktemp("course"))
-    release = generate(course)
-    answers = reference_answers(course / "source" / "posenc" / "exercises.ipynb")
-    submitted = course / "submitted"
-
-    def submit(student, notebook):
-        write_submission(notebook, submitted, student)
-
-    submit("reference", make_submission(answers, release_notebook=release))
-    submit("blank", make_submission(release_notebook=release))
-    for label, (_, functions) in WRONG.items():
-        submit(f"wrong-{label}", make_submission(answers, functions, release_notebook=release))
-    for exercise, names in EXERCISES.items():
-        functions = {name: alternative_code(name) for name in names}
-        submit(f"alt-{exercise}", make_submission(answers, functions, release_notebook=release))
-    for label, functions in STUDENT_ALTERNATIVES.items():
-        submit(f"student-{label}", make_submission(answers, functions, release_notebook=release))
-    for label, (_, wrong_answers) in WRONG_CONCEPTS.items():
-        submit(f"concept-{label}", make_submission({**answers, **wrong_answers}, release_notebook=release))
-
-    # Tampering: test cells emptied or deleted, with right and with wrong answers.
-    rope_wrong = WRONG["rope_half_split"][1]
-    submit("tamper-edited-right", edit_cells(make_submission(answers, release_notebook=release), "ex0", "pass"))
-    submit("tamper-edited-wrong", edit_cells(make_submission(answers, rope_wrong, release_notebook=release), "ex05", "assert True"))
-    all_tests = [c.metadata.nbgrader["grade_id"] for c in make_submission(release_notebook=release).cells
-                 if c.metadata.get("nbgrader", {}).get("grade")]
-    submit("tamper-deleted-right", drop_cells(make_submission(answers, release_notebook=release), all_tests[::2]))
-    submit("tamper-deleted-wrong", drop_cells(make_submission(answers, rope_wrong, release_notebook=release),
-                                             [t for t in all_tests if t.startswith("ex05")]))
-
-    # An endless loop at the top of one answer cell: ex03's causal_mask is never defined.
-    looping = make_submission(answers, release_notebook=release)
-    [cell] = [c for c in looping.cells if grade_id(c) == "ex03_causal_mask"]
-    cell.source = "while True:\n    pass\n\n" + cell.source
-    submit("endless-loop", looping)
-
-    # Cells that kill the kernel, exhaust its memory, or sleep forever, each in one exercise.
-    for student, cell_id, code in [
-        ("hostile-exit", "ex04_clipped_relative_bias", "import os\nos._exit(1)"),
-        ("hostile-segfault", "ex06_rotation_2d", "import ctypes\nctypes.string_at(0)"),
-        ("hostile-growing-list", "ex08_interpolate_position_table", "hog = []\nwhile True:\n    hog.append(bytearray(10**7))"),
-        ("hostile-huge-array", "ex02_add_positions", "big = np.ones((10**6, 10**5))"),
-        ("hostile-sleep", "ex09_decode_position_ids", "import time\ntime.sleep(10**6)"),
-        # Peeking: each tries to read what grading keeps private, or to change the grading environment.
-        ("peek-import", "ex01_sinusoidal_row", "from posenc_solutions import sinusoidal_row as _reference"),
-        ("peek-source", "ex02_add_positions", f"_text = open({str(course / 'source' / 'posenc' / 'exercises.ipynb')!r}).read()"),
-        ("peek-gradebook", "ex03_causal_mask",
-         f"import sqlite3\n_rows = sqlite3.connect('file:{course / 'gradebook.db'}?mode=ro', uri=True)"
-         ".execute('select * from grade_cells').fetchall()\nassert _rows"),
-        ("peek-others", "ex04_clipped_relative_bias", f"import os\nassert len(os.listdir({str(course / 'submitted')!r})) > 1"),
-        ("peek-write", "ex05_apply_rope", f"open({str(ROOT / 'posenc_course' / 'evil.py')!r}, 'w').write('x = 1')\n"
-                                          f"open({str(course / 'release' / 'evil.py')!r}, 'w').write('x = 1')"),
-    ]:
-        notebook = make_submission(answers, release_notebook=release)
-        [cell] = [c for c in notebook.cells if grade_id(c) == cell_id]
-        cell.source = code + "\n\n" + cell.source
-        submit(student, notebook)
-
-    # The same, but only when the tests call the answer: the tests run outside the kernel and
-    # call it there. The last two loops swallow the interrupt that stops them.
-    swallow = "    while True:\n        try:\n            while True:\n                pass\n        except KeyboardInterrupt:\n            pass"
-    for student, name, code in [
-        ("hostile-call-exit", "rotation_2d", "def rotation_2d(angle):\n    import os\n    os._exit(1)"),
-        ("hostile-call-memory", "interpolate_position_table",
-         "def interpolate_position_table(*args, **kwargs):\n    hog = []\n    while True:\n        hog.append(bytearray(10**7))"),
-        ("hostile-call-loop", "decode_position_ids", "def decode_position_ids(*args, **kwargs):\n    while True:\n        pass"),
-        ("hostile-call-swallow", "causal_mask", "def causal_mask(query_positions, key_positions):\n" + swallow),
-    ]:
-        submit(student, make_submission(answers, {name: code}, release_notebook=release))
-    swallowing = make_submission(answers, release_notebook=release)
-    [cell] = [c for c in swallowing.cells if grade_id(c) == "ex04_clipped_relative_bias"]
-    cell.source = "if True:\n" + swallow + "\n\n" + cell.source
-    submit("hostile-swallow", swallowing)
-
-    # Faked passes: replace numpy's comparison helpers with always-pass versions, then answer wrongly.
-    fake = make_submission(answers, {**WRONG["rope_half_split"][1], **WRONG["strict_causal"][1]}, release_notebook=release)
-    [cell] = [c for c in fake.cells if grade_id(c) == "ex01_sinusoidal_row"]
-    cell.source = (
-        "np.allclose = lambda *args, **kwargs: True\n"
-        "np.isclose = lambda a, b, *args, **kwargs: np.ones(np.broadcast(a, b).shape, dtype=bool)\n"
-        "np.array_equal = lambda *args, **kwargs: True\n"
-        "np.testing.assert_allclose = lambda *args, **kwargs: None\n"
-        "np.testing.assert_array_equal = lambda *args, **kwargs: None\n\n" + cell.source)
-    submit("fake-passes", fake)
-    # ... and go further, at the kernel's own checks: rebind every check_* helper to a no-op and
-    # swallow every error; or blank every later cell that calls a check. Both used to pass all.
-    for student, code in [
-        ("fake-checks", "for _name in [n for n in dir() if n.startswith('check_')]:\n"
-                        "    globals()[_name] = lambda *args, **kwargs: None\n"
-                        "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)"),
-        ("fake-cells", "get_ipython().input_transformers_cleanup.append(\n"
-                       "    lambda lines: [] if any('check_' in line for line in lines) else lines)"),
-    ]:
-        notebook = make_submission(answers, {**WRONG["rope_half_split"][1], **WRONG["strict_causal"][1]},
-                                   release_notebook=release)
-        [cell] = [c for c in notebook.cells if grade_id(c) == "ex01_sinusoidal_row"]
-        cell.source = code + "\n\n" + cell.source
-        submit(student, notebook)
-
-    # Files that are not notebooks, a notebook of another assignment, and a renamed notebook.
-    reference_text = nbformat.writes(make_submission(answers, release_notebook=release))
-    for student, content in [("malformed", '{"cells": [{"cell_type": "code", "source": "truncated'),
-                             ("bad-truncated", reference_text[: len(reference_text) // 2]),
-                             ("bad-empty", ""),
-                             ("bad-binary", bytes(range(256)) * 8)]:
-        path = write_submission(make_submission(release_notebook=release), submitted, student)
-        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
-    submit("bad-other-assignment", nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("answer = 42")]))
-    renamed = write_submission(make_submission(answers, release_notebook=release), submitted, "renamed")
-    renamed.rename(renamed.with_name("exercises (1).ipynb"))
-
-    # Test cells reordered and duplicated, with a wrong answer in ex05; an answer cell duplicated
-    # (a wrong first copy, then the right one); a helper cell of the student's own.
-    reordered = make_submission(answers, rope_wrong, release_notebook=release)
-    tests = [c for c in reordered.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    reordered.cells = [c for c in reordered.cells if not c.metadata.get("nbgrader", {}).get("grade")] + tests[::-1] + tests[:5]
-    submit("tamper-reordered-wrong", reordered)
-    duplicated = make_submission(answers, release_notebook=release)
-    [index] = [i for i, c in enumerate(duplicated.cells) if grade_id(c) == "ex03_causal_mask"]
-    first_copy = nbformat.from_dict(copy.deepcopy(duplicated.cells[index]))
-    first_copy.source = WRONG["strict_causal"][1]["causal_mask"]
-    duplicated.cells.insert(index, first_copy)
-    submit("tamper-duplicated-answer", duplicated)
-    helper = make_submission(answers, {"rotation_2d": "def rotation_2d(angle):\n    return my_rotation(angle)"},
-                             release_notebook=release)
-    [index] = [i for i, c in enumerate(helper.cells) if grade_id(c) == "ex06_rotation_2d"]
-    helper.cells.insert(index, nbformat.v4.new_code_cell(
-        "def my_rotation(a):\n    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])"))
-    submit("own-helper-cell", helper)
-
+    kit = SimpleNamespace(course=course, release=generate(course),
+                          answers=reference_answers(course / "source" / "posenc" / "exercises.ipynb"))
+    for student in CLASS:
+        submit(student, kit)
     result = run_nbgrader(course, "autograde", "posenc", "--force")
-    scores = report.exercise_scores(course / "gradebook.db")
-    yield course, scores, result
+    yield course, report.exercise_scores(course / "gradebook.db"), result
 
 
-def assert_scores(scores, student, expected):
-    got = {ex: score for ex, (score, _) in scores[student].items()}
-    assert got == expected, f"{student}: expected {expected}, got {got}"
+def score_problems(got, loses):
+    """How ``{exercise: score}`` differs from the maximum less what `loses` says; empty when it does not."""
+    problems = []
+    for exercise, maximum in MAX_POINTS.items():
+        lost = loses.get(exercise, 0)
+        if lost is SOME and not got[exercise] < maximum:
+            problems.append(f"{exercise}: {got[exercise]:g} of {maximum:g}, but it must lose points")
+        elif lost is not SOME and got[exercise] != maximum - lost:
+            problems.append(f"{exercise}: {got[exercise]:g} of {maximum:g}, but it must score {maximum - lost:g}")
+    return problems
+
+
+def assert_scores(scores, student, loses):
+    got = {exercise: score for exercise, (score, _) in scores[student].items()}
+    problems = score_problems(got, loses)
+    assert not problems, f"{student}: " + "; ".join(problems)
+
+
+def shown(notebook):
+    """What a graded notebook shows its reader: markdown, and every output's text and error."""
+    parts = [c.source for c in notebook.cells if c.cell_type == "markdown"]
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            parts += [output.get("ename", ""), output.get("evalue", ""), str(output.get("text", ""))]
+    return "\n".join(parts)
+
+
+def log_lines(result, student):
+    return [line for line in (result.stdout + result.stderr).splitlines() if f"posenc: student '{student}'" in line]
+
+
+@pytest.mark.parametrize("student", CLASS, ids=lambda s: s.name)
+def test_each_student_scores_what_the_table_says(graded, student):
+    _, scores, _ = graded
+    assert_scores(scores, student.name, student.loses)
+
+
+@pytest.mark.parametrize("student", [s for s in CLASS if s.says], ids=lambda s: s.name)
+def test_the_graded_notebook_tells_the_student_what_happened(graded, student):
+    course, _, _ = graded
+    graded_nb = nbformat.read(course / "autograded" / student.name / "posenc" / NOTEBOOK, as_version=4)
+    assert student.says in shown(graded_nb)
+
+
+@pytest.mark.parametrize("student", [s for s in CLASS if s.logs], ids=lambda s: s.name)
+def test_the_log_says_why_a_submission_was_graded_as_it_was(graded, student):
+    _, _, result = graded
+    lines = log_lines(result, student.name)
+    assert any(student.logs in line for line in lines), lines or "no log line about this student"
+
+
+def test_the_score_check_can_fail():
+    """The table's rules reject what they must: a full score where points must be lost, and the reverse."""
+    full = dict(MAX_POINTS)
+    assert score_problems(full, {}) == []
+    assert score_problems(full, some("ex05")) and score_problems(full, {"ex05": 1})
+    assert score_problems({**full, "ex03": 0}, some("ex05"))
+    assert score_problems({exercise: 0 for exercise in MAX_POINTS}, ALL) == []
 
 
 @pytest.mark.parametrize("assignment, notebook", [("posenc", "exercises.ipynb"), ("theory", "theory.ipynb")])
@@ -251,162 +401,36 @@ def test_the_whole_class_is_graded_in_one_run_without_errors(graded):
         assert (course / "autograded" / student / "posenc" / "exercises.ipynb").exists(), student
 
 
-@pytest.mark.parametrize("student, reason", [
-    ("malformed", "NotJSONError"), ("bad-truncated", "NotJSONError"), ("bad-empty", "NotJSONError"),
-    ("bad-binary", "UnicodeDecodeError"), ("bad-other-assignment", "a notebook of another assignment"),
-])
-def test_a_bad_file_scores_0_with_a_logged_reason(graded, student, reason):
-    course, scores, result = graded
-    log = result.stdout + result.stderr
-    [line] = [line for line in log.splitlines() if f"posenc: student '{student}'" in line]
-    assert reason in line, line
-    assert_scores(scores, student, {ex: 0 for ex in MAX_POINTS})
-    from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        assert not gradebook.find_submission("posenc", student).needs_manual_grade
-    if student != "bad-other-assignment":
-        graded_nb = nbformat.read(course / "autograded" / student / "posenc" / "exercises.ipynb", as_version=4)
-        assert "could not be graded as sent" in graded_nb.cells[0].source and reason in graded_nb.cells[0].source
-
-
 def test_bad_files_are_left_untouched(graded):
     course, _, _ = graded
     assert (course / "submitted" / "bad-empty" / "posenc" / "exercises.ipynb").read_text() == ""
     assert (course / "submitted" / "bad-binary" / "posenc" / "exercises.ipynb").read_bytes() == bytes(range(256)) * 8
 
 
-def test_a_renamed_notebook_is_graded(graded):
-    course, scores, result = graded
-    assert_scores(scores, "renamed", MAX_POINTS)
-    assert (course / "submitted" / "renamed" / "posenc" / "exercises (1).ipynb").exists(), "the original is kept"
-    assert "submitted 'exercises (1).ipynb' instead of 'exercises.ipynb'" in result.stdout + result.stderr
+def test_a_renamed_notebook_is_kept_as_sent(graded):
+    course, _, _ = graded
+    assert (course / "submitted" / "renamed" / "posenc" / "exercises (1).ipynb").exists()
 
 
-def test_reordered_and_duplicated_test_cells_are_graded_with_the_original_tests(graded):
-    _, scores, _ = graded
-    got = {ex: score for ex, (score, _) in scores["tamper-reordered-wrong"].items()}
-    assert got["ex05"] < MAX_POINTS["ex05"]
-    assert {ex: s for ex, s in got.items() if ex != "ex05"} == {ex: m for ex, m in MAX_POINTS.items() if ex != "ex05"}
+def test_no_submission_is_left_for_manual_grading(graded):
+    """Deleted or edited tests, bad files and crashes are all graded automatically."""
+    from nbgrader.api import Gradebook
+
+    course, _, _ = graded
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        manual = [s.student.id for s in gradebook.assignment_submissions("posenc") if s.needs_manual_grade]
+    assert not manual
 
 
-def test_a_duplicated_answer_cell_is_graded_by_its_last_copy(graded):
-    _, scores, _ = graded
-    assert_scores(scores, "tamper-duplicated-answer", MAX_POINTS)
-
-
-def test_cells_a_student_adds_are_kept(graded):
-    _, scores, _ = graded
-    assert_scores(scores, "own-helper-cell", MAX_POINTS)
-
-
-def test_reference_gets_full_marks_and_blank_gets_zero(graded):
-    _, scores, _ = graded
-    assert_scores(scores, "reference", MAX_POINTS)
-    assert_scores(scores, "blank", {ex: 0 for ex in MAX_POINTS})
-
-
-@pytest.mark.parametrize("label", sorted(WRONG))
-def test_wrong_answer_loses_points_in_its_own_exercise_only(graded, label):
-    _, scores, _ = graded
-    exercise = WRONG[label][0]
-    got = {ex: score for ex, (score, _) in scores[f"wrong-{label}"].items()}
-    assert got[exercise] < MAX_POINTS[exercise], f"{label} was not caught by the tests of {exercise}"
-    assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
-
-
-@pytest.mark.parametrize("label", sorted(WRONG_CONCEPTS))
-def test_a_wrong_concept_answer_loses_its_point_only(graded, label):
-    _, scores, _ = graded
-    exercise = WRONG_CONCEPTS[label][0]
-    got = {ex: score for ex, (score, _) in scores[f"concept-{label}"].items()}
-    assert got == {**MAX_POINTS, exercise: MAX_POINTS[exercise] - 1}, f"{label}: {got}"
+def test_code_that_writes_outside_its_folder_leaves_nothing(graded):
+    course, _, _ = graded
+    assert not (ROOT / "posenc_course" / "evil.py").exists()
+    assert not (course / "release" / "evil.py").exists()
 
 
 def test_at_least_two_wrong_answers_per_exercise():
     per_exercise = {ex: sum(1 for e, _ in WRONG.values() if e == ex) for ex in MAX_POINTS}
     assert min(per_exercise.values()) >= 2, per_exercise
-
-
-@pytest.mark.parametrize("exercise", sorted(EXERCISES))
-def test_alternative_correct_answers_get_full_marks(graded, exercise):
-    _, scores, _ = graded
-    assert_scores(scores, f"alt-{exercise}", MAX_POINTS)
-
-
-@pytest.mark.parametrize("label", sorted(STUDENT_ALTERNATIVES))
-def test_correct_answers_written_as_students_write_them_get_full_marks(graded, label):
-    """numpy or Python scalars, other error messages, HF's float32 arithmetic, reused functions."""
-    _, scores, _ = graded
-    assert_scores(scores, f"student-{label}", MAX_POINTS)
-
-
-def test_edited_test_cells_are_graded_with_the_original_tests(graded):
-    _, scores, _ = graded
-    assert_scores(scores, "tamper-edited-right", MAX_POINTS)
-    got = scores["tamper-edited-wrong"]
-    assert got["ex05"][0] < MAX_POINTS["ex05"]
-
-
-def test_deleted_test_cells_are_graded_with_the_original_tests(graded):
-    course, scores, _ = graded
-    assert_scores(scores, "tamper-deleted-right", MAX_POINTS)
-    assert scores["tamper-deleted-wrong"]["ex05"][0] < MAX_POINTS["ex05"]
-    from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        for student in ("tamper-deleted-right", "tamper-deleted-wrong", "tamper-edited-right"):
-            submission = gradebook.find_submission("posenc", student)
-            assert not submission.needs_manual_grade, f"{student} was left for manual grading"
-
-
-def test_endless_loop_costs_only_its_exercise(graded):
-    course, scores, _ = graded
-    got = {ex: score for ex, (score, _) in scores["endless-loop"].items()}
-    assert got["ex03"] < MAX_POINTS["ex03"]
-    assert {ex: s for ex, s in got.items() if ex != "ex03"} == {ex: m for ex, m in MAX_POINTS.items() if ex != "ex03"}
-    graded_nb = nbformat.read(course / "autograded" / "endless-loop" / "posenc" / "exercises.ipynb", as_version=4)
-    [cell] = [c for c in graded_nb.cells if grade_id(c) == "ex03_causal_mask"]
-    assert any(o.get("ename") == "CellTimeoutError" or "Interrupt" in o.get("ename", "") for o in cell.outputs), cell.outputs
-
-
-@pytest.mark.parametrize("student, exercise, ename", [
-    ("hostile-exit", "ex04", "KernelDied"), ("hostile-segfault", "ex06", "KernelDied"),
-    ("hostile-growing-list", "ex08", "MemoryError"), ("hostile-huge-array", "ex02", "MemoryError"),
-    ("hostile-sleep", "ex09", "CellTimeoutError"), ("hostile-swallow", "ex04", "CellTimeoutError"),
-    ("hostile-call-exit", "ex06", "KernelDied"), ("hostile-call-memory", "ex08", "MemoryError"),
-    ("hostile-call-loop", "ex09", "CellTimeoutError"), ("hostile-call-swallow", "ex03", "CellTimeoutError"),
-])
-def test_a_hostile_cell_costs_only_its_exercise(graded, student, exercise, ename):
-    course, scores, _ = graded
-    got = {ex: score for ex, (score, _) in scores[student].items()}
-    assert got[exercise] < MAX_POINTS[exercise]
-    assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
-    graded_nb = nbformat.read(course / "autograded" / student / "posenc" / "exercises.ipynb", as_version=4)
-    enames = [o.get("ename") for c in graded_nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert ename in enames, "the graded notebook shows the student what happened"
-
-
-@pytest.mark.parametrize("student, exercise", [
-    ("peek-import", "ex01"), ("peek-source", "ex02"), ("peek-gradebook", "ex03"), ("peek-others", "ex04"),
-    ("peek-write", "ex05"),
-])
-def test_student_code_cannot_peek_or_write_outside_its_folder(graded, student, exercise):
-    course, scores, _ = graded
-    got = {ex: score for ex, (score, _) in scores[student].items()}
-    assert got[exercise] < MAX_POINTS[exercise], f"{student} could do it"
-    assert {ex: s for ex, s in got.items() if ex != exercise} == {ex: m for ex, m in MAX_POINTS.items() if ex != exercise}
-    assert not (ROOT / "posenc_course" / "evil.py").exists()
-    assert not (course / "release" / "evil.py").exists()
-
-
-@pytest.mark.parametrize("student", ["fake-passes", "fake-checks", "fake-cells"])
-def test_faking_the_checks_gains_nothing(graded, student):
-    """numpy's comparisons replaced, the notebook's check_* helpers rebound, errors swallowed,
-    or test cells blanked: the tests run outside the kernel, so the wrong answers still lose."""
-    _, scores, _ = graded
-    got = {ex: score for ex, (score, _) in scores[student].items()}
-    assert got["ex05"] < MAX_POINTS["ex05"] and got["ex03"] < MAX_POINTS["ex03"]
-    assert {ex: s for ex, s in got.items() if ex not in ("ex03", "ex05")} == {
-        ex: m for ex, m in MAX_POINTS.items() if ex not in ("ex03", "ex05")}
 
 
 def test_the_grading_kernel_has_a_memory_limit(tmp_path):
@@ -418,8 +442,7 @@ def test_the_grading_kernel_has_a_memory_limit(tmp_path):
     assert 0 < limit_mb <= 8192, limit_mb
 
 
-HONEST = ["reference", "blank", *(f"wrong-{label}" for label in WRONG), *(f"alt-{exercise}" for exercise in EXERCISES),
-          *(f"student-{label}" for label in STUDENT_ALTERNATIVES), *(f"concept-{label}" for label in WRONG_CONCEPTS)]
+HONEST = [student.name for student in CLASS if student.honest]
 
 
 def verdicts_of(notebook):
@@ -502,12 +525,15 @@ def test_an_interrupted_run_is_finished_by_running_it_again(tmp_path):
     import time
 
     course = new_course(tmp_path / "course")
-    release = generate(course)
-    answers = reference_answers(course / "source" / "posenc" / "exercises.ipynb")
-    class_ = {"a-reference": {}, "b-wrong": WRONG["strict_causal"][1], "c-wrong": WRONG["rope_clockwise"][1],
-              "d-reference": {}, "e-wrong": WRONG["entropy_in_bits"][1]}
-    for student, functions in class_.items():
-        write_submission(make_submission(answers, functions, release_notebook=release), course / "submitted", student)
+    kit = SimpleNamespace(course=course, release=generate(course),
+                          answers=reference_answers(course / "source" / "posenc" / "exercises.ipynb"))
+    class_ = [Student("a-reference", answered()),
+              Student("b-wrong", answered(WRONG["strict_causal"][1]), loses={"ex03": TEST_POINTS["ex03_causal_mask_test"]}),
+              Student("c-wrong", answered(WRONG["rope_clockwise"][1]), loses=some("ex05")),
+              Student("d-reference", answered()),
+              Student("e-wrong", answered(WRONG["entropy_in_bits"][1]), loses=some("ex10"))]
+    for student in class_:
+        submit(student, kit)
     run = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", "posenc"], cwd=course,
                            env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
@@ -520,11 +546,9 @@ def test_an_interrupted_run_is_finished_by_running_it_again(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "left half-graded by an interrupted run" in result.stdout + result.stderr
     scores = report.exercise_scores(course / "gradebook.db")
-    assert set(scores) == set(class_)
-    assert_scores(scores, "a-reference", MAX_POINTS)
-    assert_scores(scores, "d-reference", MAX_POINTS)
-    assert_scores(scores, "b-wrong", {**MAX_POINTS, "ex03": MAX_POINTS["ex03"] - TEST_POINTS["ex03_causal_mask_test"]})
-    assert scores["c-wrong"]["ex05"][0] < MAX_POINTS["ex05"] and scores["e-wrong"]["ex10"][0] < MAX_POINTS["ex10"]
+    assert set(scores) == {student.name for student in class_}
+    for student in class_:
+        assert_scores(scores, student.name, student.loses)
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         assert len(gradebook.assignment_submissions("posenc")) == len(class_), "one submission row per student"
