@@ -217,6 +217,8 @@ class ResilientExecute(Execute):
         self._info = {}
         self._setup = None  # judge.trusted_setup(...) for the notebook (False: none), made at its first test cell
         self._link = KernelLink(self, self._run_code_cell)
+        self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
+        self.timeout_func = self._time_limit
 
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
@@ -285,17 +287,20 @@ class ResilientExecute(Execute):
 
     async def _run_code_cell(self, code, index, seconds):
         """Run `code` as a cell of its own at `index` within `seconds` (for the kernel link); return
-        its outputs. nbclient keeps the cell it ran at ``nb.cells[index]`` and reads the time limit
-        from ``self.timeout``: both are put back."""
+        its outputs. nbclient stores the cell it ran at ``nb.cells[index]``: the test cell is put back."""
         call = nbformat.v4.new_code_cell(code)
-        test_cell, timeout = self.nb.cells[index], self.timeout
-        self.timeout = max(1, math.ceil(seconds))
+        test_cell = self.nb.cells[index]
+        self._time_limits[id(call)] = max(1, math.ceil(seconds))
         try:
             await super().async_execute_cell(call, index, store_history=False)
         finally:
-            self.timeout = timeout
+            del self._time_limits[id(call)]
             self.nb.cells[index] = test_cell
         return call.outputs
+
+    def _time_limit(self, cell):
+        """nbclient's ``timeout_func``: a call's own deadline, else the configured ``timeout``."""
+        return self._time_limits.get(id(cell), self.timeout)
 
     def _note(self, cell, ename, what):
         """Say in `cell` (unless `ename` is None: it says so already) and in the log what happened."""
