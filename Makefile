@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test demo bench notebook release lock clean bubblewrap python FORCE
+.PHONY: install test demo bench mutants notebook release lock clean bubblewrap python FORCE
 
 install: $(STAMP)
 
@@ -70,6 +70,12 @@ notebook: $(STAMP)
 release: notebook
 	$(BIN)/nbgrader generate_assignment posenc --force
 	$(BIN)/nbgrader generate_assignment theory --force
+
+# Mutation testing of the notebook's tests (posenc_course/mutants.py): every one-change mutant of the
+# reference solutions, graded by nbgrader autograde. About half an hour; MUTANTS_FLAGS=--sample 40
+# grades a deterministic sample, as CI does.
+mutants: $(STAMP)
+	$(BIN)/python -m posenc_course.mutants $(MUTANTS_FLAGS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_solutions.py

@@ -1,0 +1,92 @@
+"""Mutation testing (``make mutants``): the mutator makes the changes it promises, the evidence check
+tells a wrong answer from an equivalent one, and a deterministic sample of mutants of the reference,
+graded through the real ``nbgrader autograde``, is killed (or set aside by evidence, or explained)."""
+
+import ast
+import json
+import subprocess
+import sys
+
+import pytest
+
+import posenc_solutions
+from posenc_course import mutants, mutation
+from posenc_course.layout import ROOT
+
+from .wrong_solutions import WRONG
+
+
+@pytest.mark.parametrize("kind, line, expected", [
+    ("arithmetic", "y = a + b * c", {"y = a - b * c", "y = a + b / c"}),
+    ("arithmetic", "y = a // b - c % d ** 2", {"y = a / b - c % d ** 2", "y = a // b + c % d ** 2",
+                                               "y = a // b - c // d ** 2", "y = a // b - c % d * 2"}),
+    ("arithmetic", "y += a", {"y -= a"}),
+    ("arithmetic", "y = a & b", {"y = a | b"}),
+    ("comparison", "y = a < b <= c", {"y = a <= b <= c", "y = a < b < c"}),
+    ("comparison", "y = a is not None", {"y = a is None"}),
+    ("comparison", "y = a not in b", {"y = a in b"}),
+    ("boolean", "y = a and b", {"y = a or b"}),
+    ("unary", "y = -a", {"y = a"}),
+    ("number", "y = f(a, 2.5)", {"y = f(a, 3.5)", "y = f(a, 1.5)"}),
+    ("bool", "y = f(a, keepdims=True)", {"y = f(a, keepdims=False)"}),
+    ("sibling", "y = np.maximum(a, b).sum(axis=-1)", {"y = np.minimum(a, b).sum(axis=-1)",
+                                                      "y = np.maximum(a, b).mean(axis=-1)"}),
+    ("sibling", "y = np.floor(np.sin(a))", {"y = np.ceil(np.sin(a))", "y = np.floor(np.cos(a))"}),
+    ("sibling", "y = max(a, b)", {"y = min(a, b)"}),
+])
+def test_each_operator_makes_its_changes(kind, line, expected):
+    source = f"def f(a, b, c, d):\n    {line}\n    return y\n"
+    made = {mutated.splitlines()[1].strip() for k, _, mutated in mutation.changes(source) if k == kind}
+    assert made == expected
+
+
+def test_error_messages_and_docstrings_are_not_mutated():
+    source = ('def f(x):\n    """Shape (L - 1, 2)."""\n    if x < 0:\n'
+              '        raise ValueError(f"x must be >= 0, got {x - 1}")\n    return x\n')
+    lines = {line for _, line, _ in mutation.changes(source)}
+    assert lines == {3}, "only the condition may change"
+
+
+def test_every_function_of_the_contract_has_mutants_each_one_line_apart():
+    found = mutation.all_mutants()
+    functions = {name for names in posenc_solutions.EXERCISES.values() for name in names}
+    assert {m.function for m in found} == functions
+    assert len({m.key for m in found}) == len(found), "two mutants share a key"
+    for mutant in found:
+        ast.parse(mutant.source)
+        diff = mutant.diff(mutation.inspect.getsource(getattr(posenc_solutions, mutant.function)))
+        changed = [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+        assert changed == [f"-{mutant.before}", f"+{mutant.after}"], mutant.name
+
+
+def test_the_sample_is_spread_over_every_exercise_and_the_same_each_time():
+    found = mutation.all_mutants()
+    chosen = mutants.sample(found, 40)
+    assert len(chosen) == 40 and chosen == mutants.sample(mutation.all_mutants(), 40)
+    assert {m.exercise for m in chosen} == set(posenc_solutions.EXERCISES)
+
+
+def test_the_evidence_tells_a_wrong_answer_from_an_equivalent_one(tmp_path):
+    """A known wrong answer fails a contract test; a rewrite that changes nothing fails none."""
+    exercise, functions = WRONG["rope_half_split"]
+    [(name, code)] = functions.items()
+    wrong = mutation.Mutant(exercise, name, "posenc_solutions.rope", "hand", 0, "", "", code)
+    reference = mutation.inspect.getsource(posenc_solutions.rotation_2d)
+    rewritten = reference.replace("return np.array(", "return 1.0 * np.array(")
+    assert rewritten != reference
+    equivalent = mutation.Mutant("ex06", "rotation_2d", "posenc_solutions.rope", "hand", 0, "", "", rewritten)
+    assert mutants.evidence_against(wrong, tmp_path) is not None
+    assert mutants.evidence_against(equivalent, tmp_path) is None
+
+
+def test_a_sample_of_mutants_graded_by_nbgrader_is_killed_or_set_aside_by_evidence(tmp_path):
+    """What CI runs of ``make mutants``: every sampled mutant that keeps full marks is equivalent by
+    the evidence, or explained in authoring/mutants.md."""
+    out = tmp_path / "outcome.json"
+    result = subprocess.run([sys.executable, "-m", "posenc_course.mutants", "--sample", "40", "--json", str(out)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
+    outcome = json.loads(out.read_text())
+    killed, counted = outcome["rates"]["all"]
+    assert counted >= 30 and killed + len(outcome["survived"]) == counted
+    assert "kill rate" in result.stdout
