@@ -298,6 +298,7 @@ ERRORS = [
     ("add_positions", (np.ones((2, 4)), np.ones(4)), {}),
     ("add_positions", (np.ones((2, 4)), np.ones((5, 3))), {}),
     ("add_positions", (np.ones((2, 4)), np.ones((5, 4))), {"start": -1}),
+    ("add_positions", (np.ones((1, 4)), np.ones((5, 4))), {"start": -1}),  # one token: no broadcast error to lean on
     ("add_positions", (np.ones((2, 4)), np.ones((5, 4))), {"start": 4}),
     ("relative_position_matrix", ([[1, 2]], [1]), {}),
     ("relative_position_matrix", ([1, 2], 3), {}),
