@@ -14,7 +14,7 @@ person can check). If one fails, the mutant is a *survivor*: a wrong answer that
 survivor must be explained in ``authoring/mutants.md`` (a heading that is its name, then why it is
 acceptable), or caught by a new hidden test.
 
-    python -m posenc_course.mutants                  # every mutant (authors: about half an hour)
+    python -m posenc_course.mutants                  # every mutant (authors: about 12 minutes on two cores)
     python -m posenc_course.mutants --sample 40      # a deterministic sample (what CI runs)
     python -m posenc_course.mutants --exercise ex07  # one exercise
 
