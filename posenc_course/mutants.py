@@ -57,15 +57,18 @@ def sample(mutants, size):
 
 
 def accepted_survivors(path=ACCEPTED_FILE):
-    """``{mutant name: why it is acceptable}`` from the ``## name`` sections of `path`."""
+    """``{mutant name: why it is acceptable}`` from the ``## name`` sections of `path` (fenced blocks,
+    such as the mutant's diff, are not part of the reason)."""
     if not Path(path).exists():
         return {}
-    accepted, name = {}, None
+    accepted, name, fenced = {}, None, False
     for line in Path(path).read_text().splitlines():
-        if line.startswith("## "):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif line.startswith("## ") and not fenced:
             name = line[3:].strip()
             accepted[name] = ""
-        elif name is not None and line.strip():
+        elif name is not None and line.strip() and not fenced:
             accepted[name] = (accepted[name] + " " + line.strip()).strip()
     return accepted
 

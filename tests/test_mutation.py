@@ -90,3 +90,12 @@ def test_a_sample_of_mutants_graded_by_nbgrader_is_killed_or_set_aside_by_eviden
     killed, counted = outcome["rates"]["all"]
     assert counted >= 30 and killed + len(outcome["survived"]) == counted
     assert "kill rate" in result.stdout
+
+
+def test_every_explained_survivor_is_a_mutant_of_the_reference_with_a_reason():
+    """authoring/mutants.md names mutants as make mutants prints them; a stale entry is an error."""
+    accepted = mutants.accepted_survivors()
+    assert accepted, "authoring/mutants.md explains no survivor"
+    stale = set(accepted) - {m.name for m in mutation.all_mutants()}
+    assert not stale, f"authoring/mutants.md explains mutants that no longer exist: {sorted(stale)}"
+    assert all(len(reason) > 40 and "```" not in reason for reason in accepted.values())
