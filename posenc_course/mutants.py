@@ -185,19 +185,26 @@ def run(mutants, workdir, workers=1):
     return outcome
 
 
-def kill_rates(mutants, outcome):
-    """``{exercise: (killed, non-equivalent)}``, in exercise order, and ``"all"`` last."""
+def tally(mutants, outcome):
+    """``{exercise: {"mutants": n, "equivalent": n, "killed": n}}``, in exercise order, ``"all"`` last."""
     equivalent = {m.key for m in outcome.equivalent}
     killed = {m.key for m in outcome.killed}
-    rates = {}
-    for mutant in mutants:
-        if mutant.key in equivalent:
-            continue
-        k, n = rates.get(mutant.exercise, (0, 0))
-        rates[mutant.exercise] = (k + (mutant.key in killed), n + 1)
-    rates = dict(sorted(rates.items()))
-    rates["all"] = (sum(k for k, _ in rates.values()), sum(n for _, n in rates.values()))
-    return rates
+    counts = {}
+    for mutant in sorted(mutants, key=lambda m: m.exercise):
+        for group in (mutant.exercise, "all"):
+            count = counts.setdefault(group, {"mutants": 0, "equivalent": 0, "killed": 0})
+            count["mutants"] += 1
+            count["equivalent"] += mutant.key in equivalent
+            count["killed"] += mutant.key in killed
+    if "all" in counts:
+        counts["all"] = counts.pop("all")  # last
+    return counts
+
+
+def kill_rates(mutants, outcome):
+    """``{exercise: (killed, non-equivalent)}``, in exercise order, and ``"all"`` last."""
+    return {group: (count["killed"], count["mutants"] - count["equivalent"])
+            for group, count in tally(mutants, outcome).items()}
 
 
 def report(mutants, outcome, accepted):
@@ -208,18 +215,10 @@ def report(mutants, outcome, accepted):
         return inspect.getsource(getattr(posenc_solutions, mutant.function))
 
     lines = [f"{'exercise':<9} {'mutants':>7} {'equivalent':>10} {'killed':>7} {'kill rate':>9}"]
-    by_exercise = {}
-    for mutant in mutants:
-        by_exercise[mutant.exercise] = by_exercise.get(mutant.exercise, 0) + 1
-    by_exercise["all"] = len(mutants)
-    equivalent_count = {}
-    for mutant in outcome.equivalent:
-        equivalent_count[mutant.exercise] = equivalent_count.get(mutant.exercise, 0) + 1
-    equivalent_count["all"] = len(outcome.equivalent)
-    for exercise, (killed, counted) in kill_rates(mutants, outcome).items():
-        rate = f"{100 * killed / counted:.1f}%" if counted else "-"
-        lines.append(f"{exercise:<9} {by_exercise[exercise]:>7} {equivalent_count.get(exercise, 0):>10} "
-                     f"{killed:>7} {rate:>9}")
+    for exercise, count in tally(mutants, outcome).items():
+        counted = count["mutants"] - count["equivalent"]
+        rate = f"{100 * count['killed'] / counted:.1f}%" if counted else "-"
+        lines.append(f"{exercise:<9} {count['mutants']:>7} {count['equivalent']:>10} {count['killed']:>7} {rate:>9}")
     lines.append("")
     if outcome.survived:
         lines.append(f"{len(outcome.survived)} survivor(s): wrong answers that keep full marks")

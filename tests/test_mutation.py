@@ -99,3 +99,13 @@ def test_every_explained_survivor_is_a_mutant_of_the_reference_with_a_reason():
     stale = set(accepted) - {m.name for m in mutation.all_mutants()}
     assert not stale, f"authoring/mutants.md explains mutants that no longer exist: {sorted(stale)}"
     assert all(len(reason) > 40 and "```" not in reason for reason in accepted.values())
+
+
+def test_the_report_counts_each_exercise_and_flags_an_unexplained_survivor():
+    found = [m for m in mutation.all_mutants(["ex03"])][:4]
+    outcome = mutants.Outcome(killed=found[:2], equivalent=found[2:3], survived=[(found[3], "tests/x.py::test_y")])
+    assert mutants.kill_rates(found, outcome) == {"ex03": (2, 3), "all": (2, 3)}
+    text = mutants.report(found, outcome, accepted={})
+    assert "66.7%" in text and f"## {found[3].name}" in text and "NOT EXPLAINED" in text
+    assert f"-{found[3].before}" in text and f"+{found[3].after}" in text, "the survivor's diff is shown"
+    assert "NOT EXPLAINED" not in mutants.report(found, outcome, accepted={found[3].name: "a reason"})
