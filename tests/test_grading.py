@@ -268,9 +268,9 @@ assert len(STUDENTS) == len(CLASS), "two rows of CLASS have the same name"
 def submit(student, kit):
     """Write `student`'s submission into the course; return its path."""
     content = student.build(kit)
-    path = kit.course / "submitted" / student.name / "posenc" / student.filename
     if isinstance(content, nbformat.NotebookNode):
         return write_submission(content, kit.course / "submitted", student.name, filename=student.filename)
+    path = kit.course / "submitted" / student.name / "posenc" / student.filename
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
     return path
