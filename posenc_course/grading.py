@@ -20,17 +20,23 @@
   costs only the tests that need it.
 """
 
+import atexit
 import copy
+import dataclasses
 import functools
+import json
 import logging
 import math
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import nbformat
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import NotebookExporter
+from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Enum, Integer
 
@@ -84,6 +90,12 @@ class TolerantNotebookExporter(NotebookExporter):
             notebook_id = Path(filename).stem
             notebook = _release_notebook(assignment, notebook_id)
             notebook.cells.insert(0, _reason_cell(reason))
+        # As nbconvert's own from_filename: the kernel starts in the notebook's folder, the
+        # student's own folder in autograded/, the one place its sandbox may write.
+        resources = ResourcesDict() if resources is None else resources
+        if not resources.get("metadata"):
+            resources["metadata"] = ResourcesDict()
+        resources["metadata"].update(name=Path(filename).stem, path=os.path.dirname(filename))
         return self.from_notebook_node(notebook, resources=resources, **kw)
 
 
@@ -201,9 +213,28 @@ class ResilientExecute(Execute):
         "graded without it, and the error says what to do; 'if-available': sandboxed where bubblewrap "
         "works, otherwise not (posenc-check uses it for a learner's own notebook); 'off': never, only for "
         "submissions you trust (on macOS, say).")).tag(config=True)
-    memory_mb = Integer(kernel.DEFAULT_MEMORY_MB, min=256, help=(
+    # The kernel's limits (posenc_course.kernel.Limits holds the defaults; README: Grading safely).
+    memory_mb = Integer(kernel.Limits.memory_mb, min=256, help=(
         "The grading kernel's address-space limit in MiB: a cell that needs more gets a MemoryError "
         "(Linux; macOS does not enforce it).")).tag(config=True)
+    processes = Integer(kernel.Limits.processes, min=32, help=(
+        "Processes and threads the sandboxed kernel may have, its own included: a fork bomb gets "
+        "BlockingIOError and costs only its exercise.")).tag(config=True)
+    cpu_seconds_per_cell = Integer(kernel.Limits.cpu_seconds_per_cell, min=1, help=(
+        "CPU seconds one cell may use in the sandboxed kernel (a backstop to Execute.timeout, which is "
+        "wall-clock time): beyond it, CPUTimeLimitExceeded.")).tag(config=True)
+    cpu_seconds_total = Integer(kernel.Limits.cpu_seconds_total, min=1, help=(
+        "CPU seconds the sandboxed kernel, and each process it starts, may use in all: beyond it the "
+        "process is killed (a fresh kernel goes on).")).tag(config=True)
+    file_mb = Integer(kernel.Limits.file_mb, min=1, help=(
+        "The largest file (MiB) the sandboxed kernel may write: beyond it, OSError.")).tag(config=True)
+    tmp_mb = Integer(kernel.Limits.tmp_mb, min=1, help=(
+        "Size (MiB) of the sandboxed kernel's private /tmp, which vanishes with it.")).tag(config=True)
+    blas_threads = Integer(kernel.Limits.blas_threads, min=1, help=(
+        "Threads numpy's BLAS may use in the sandboxed kernel (OMP_NUM_THREADS and the like).")).tag(config=True)
+    max_output_kb = Integer(1024, min=16, help=(
+        "Output (KiB) a cell may send back while grading; the rest is dropped, with a line that says so. "
+        "nbgrader's LimitOutput then trims what is kept for the graded notebook.")).tag(config=True)
 
     predict_calls = Bool(True, help=(
         "Ask the kernel, in one round trip per test cell, for the calls the cell makes when the answers "
@@ -218,25 +249,83 @@ class ResilientExecute(Execute):
         self._setup = None  # judge.trusted_setup(...) for the notebook (False: none), made at its first test cell
         self._link = KernelLink(self, self._run_code_cell)
         self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
+        self._output_used = {}  # execute request's msg_id -> bytes of output it sent
+        self._kernel_folder = None
         self.timeout_func = self._time_limit
 
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
         self._setup = None
-        self.extra_arguments = [f"--sandbox={self._sandbox_mode()}", f"--memory-mb={self.memory_mb}"]
+        self._output_used = {}
+        self.extra_arguments = [f"--sandbox={self._sandbox_mode()}", self.limits().argument()]
         return super().preprocess(nb, resources, km=km)
+
+    def limits(self):
+        """The kernel's :class:`posenc_course.kernel.Limits`, from this object's traitlets."""
+        return kernel.Limits(**{f.name: getattr(self, f.name) for f in dataclasses.fields(kernel.Limits)})
+
+    def create_kernel_manager(self):
+        """nbclient's kernel manager, on the ``ipc`` transport in a folder private to this kernel.
+
+        The sandboxed kernel has no network: Unix sockets in this folder, bound into its sandbox, are
+        its only way out. (Without the sandbox, too, nothing listens on a TCP port.)
+        """
+        km = super().create_kernel_manager()
+        if os.name == "posix":
+            self._kernel_folder = tempfile.mkdtemp(prefix="posenc-kernel-")
+            km.transport = "ipc"
+            km.connection_file = os.path.join(self._kernel_folder, "kernel.json")
+            km.ip = os.path.join(self._kernel_folder, "kernel-ipc")
+        return km
+
+    async def _async_cleanup_kernel(self):
+        try:
+            await super()._async_cleanup_kernel()
+        finally:
+            if getattr(self, "_kernel_folder", None):
+                shutil.rmtree(self._kernel_folder, ignore_errors=True)
+                self._kernel_folder = None
+            kernel.remove_stale_cgroups()
+
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)  # as execute_cell: nbclient binds its own
+
+    def output(self, outs, msg, display_id, cell_index):
+        """nbclient's handler of one output message: past ``max_output_kb`` in one execution, outputs
+        are dropped, and a line says so. The judge's replies to its own calls do not count."""
+        if msg["msg_type"] in ("stream", "display_data", "execute_result", "error") \
+                and judge.agent.MIME not in msg["content"].get("data", {}):
+            execution = msg["parent_header"].get("msg_id")
+            used = self._output_used.get(execution, 0)
+            size = len(json.dumps(msg["content"], default=str))
+            self._output_used[execution] = used + size
+            limit = self.max_output_kb * 1024
+            if used + size > limit and msg["msg_type"] != "error":
+                if used <= limit:
+                    self.log.warning("posenc: student %r: a cell's output beyond %d KiB was dropped",
+                                     self._info.get("student"), self.max_output_kb)
+                    notice = nbformat.v4.new_output("stream", name="stdout", text=(
+                        f"\n[output beyond {self.max_output_kb} KiB was dropped while grading]\n"))
+                    outs.append(notice)
+                    return notice
+                return None
+        return super().output(outs, msg, display_id, cell_index)
 
     def _sandbox_mode(self):
         """The kernel's ``--sandbox`` mode; raise SandboxUnavailable if it is required and cannot be had."""
         if self.sandbox == "off":
+            _say_once(self.log, "posenc: grading without the sandbox (c.ResilientExecute.sandbox = 'off'): "
+                                f"{kernel.UNSANDBOXED_MEANS}. Grade only submissions you trust this way.")
             return "off"
         problem = _sandbox_problem()
         if problem is None:
+            cap_problem = _process_cap_problem()
+            if cap_problem:
+                _say_once(self.log, f"posenc: the sandbox does not cap processes: {cap_problem}.")
             return "require"
         if self.sandbox == "require":
             raise SandboxUnavailable(f"posenc: no submission is graded without the sandbox, and {problem}. "
                                      f"{kernel.SANDBOX_ADVICE}")
-        self.log.warning("posenc: grading without the sandbox: %s", problem)
+        _say_once(self.log, f"posenc: grading without the sandbox, because {problem}: {kernel.UNSANDBOXED_MEANS}.")
         return "off"
 
     def _judging_setup(self):
@@ -343,6 +432,20 @@ def refuse_without_sandbox(config):
     if mode == "require" and _sandbox_problem():
         raise SystemExit(f"posenc: nbgrader autograde stopped before grading anything: {_sandbox_problem()}. "
                          f"{kernel.SANDBOX_ADVICE}")
+
+
+@functools.lru_cache(maxsize=None)
+def _say_once(logger, message):
+    """Log `message` as a warning the first time it comes in this process (a grading run)."""
+    logger.warning(message)
+
+
+@functools.lru_cache(maxsize=1)
+def _process_cap_problem():
+    """:func:`posenc_course.kernel.process_cap_problem`, found once per grading run; the kernels' empty
+    cgroups are removed after each kernel and when the run ends."""
+    atexit.register(kernel.remove_stale_cgroups)
+    return kernel.process_cap_problem()
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,43 +1,85 @@
-"""The grading kernel: an ordinary IPython kernel, sandboxed and under a memory limit.
+"""The grading kernel: an ordinary IPython kernel in a sandbox that sees and keeps only what it needs.
 
 ``nbgrader_config.py`` runs student code in the kernel spec ``posenc-grader``, whose command is
-this module. It
+this module. Started by the grader (:class:`posenc_course.grading.ResilientExecute`), it
 
-- starts the kernel inside a bubblewrap sandbox (``bwrap``, Linux only): the file system is
-  read-only, and the course's private parts (``source/``, ``gradebook.db``, other students'
-  submissions and graded notebooks, feedback, the tests and the reference package
-  ``posenc_solutions``) are hidden, so student code can neither read them nor import the reference
-  solutions;
-- caps the kernel's address space, so that a memory bomb raises ``MemoryError`` in the student's
-  cell instead of exhausting the machine;
+- starts the kernel in a fresh bubblewrap sandbox (``bwrap``, Linux only), built from an allow-list:
+
+  - no network at all (its own network namespace); the grader reaches the kernel over the ``ipc``
+    transport, Unix sockets in a private folder made for this one kernel and bound into the sandbox;
+  - read-only: the system's programs and libraries (``/usr`` and its links), the few files of
+    ``/etc`` the dynamic linker needs, the Python environment and this package;
+  - writable: the student's own folder (``autograded/STUDENT/ASSIGNMENT``) and a private ``/tmp``,
+    a size-capped tmpfs that vanishes with the kernel;
+  - nothing else: not the grader's home, not the course's private parts, not other students;
+  - its own PID namespace: whatever the submission starts dies with its kernel;
+  - no capabilities, a new session, a clean environment;
+
+- applies :class:`Limits`: processes and threads, CPU time per cell, file size, the private ``/tmp``,
+  memory, and numpy's BLAS threads (output is capped on the grader's side);
 - then starts ipykernel as usual.
 
-The grader passes its settings (``ResilientExecute.sandbox`` and ``ResilientExecute.memory_mb``,
-traitlets of :mod:`posenc_course.grading`) as the kernel's extra arguments ``--sandbox=MODE`` and
-``--memory-mb=N``. MODE is one of :data:`SANDBOX_MODES`; without the argument it is ``require``:
-a kernel that cannot be sandboxed does not start, and says what to do.
+The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE`` (one of
+:data:`SANDBOX_MODES`; without it, ``require``: a kernel that cannot be sandboxed does not start,
+and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
 
     python -m posenc_course.kernel install     # write the kernel spec into this environment
 """
 
 import importlib.util
 import json
+import math
 import os
 import resource
 import runpy
 import shutil
+import signal
 import subprocess
 import sys
-import tempfile
+import time
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from .layout import course_root
 
 KERNEL_NAME = "posenc-grader"
-DEFAULT_MEMORY_MB = 3072
 # require: no sandbox, no kernel (grading a class); if-available: sandboxed where bubblewrap works,
 # else plain (posenc-check: a learner's own notebook); off: never sandboxed (trusted submissions).
 SANDBOX_MODES = ("require", "if-available", "off")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one grading kernel may use. The defaults are the course's; an instructor changes them with
+    the ``ResilientExecute`` traitlets of the same names in ``nbgrader_config.py``. Honest work uses a
+    small part of each: under 1 s of CPU per cell, about 20 threads, no files, under 200 MiB."""
+
+    memory_mb: int = 3072  #: address space of each process (MiB): beyond it, MemoryError
+    processes: int = 128  #: processes and threads in the sandbox, the kernel's own included
+    cpu_seconds_per_cell: int = 60  #: CPU time one cell may use (a backstop to the wall-clock timeout)
+    cpu_seconds_total: int = 900  #: CPU time the kernel and each process it starts may use in all
+    file_mb: int = 64  #: the largest file a process may write (MiB): beyond it, OSError
+    tmp_mb: int = 256  #: size of the private /tmp (MiB): beyond it, OSError (no space left)
+    blas_threads: int = 1  #: threads numpy's BLAS (OpenBLAS, MKL, OpenMP) may use
+
+    def argument(self):
+        """The kernel's command-line argument that carries these limits."""
+        return "--limits=" + ",".join(f"{name}={value}" for name, value in asdict(self).items())
+
+    @classmethod
+    def parse(cls, text):
+        """The limits of a ``--limits=`` argument's value; the names it leaves out keep their defaults."""
+        known = {f.name for f in fields(cls)}
+        values = {}
+        for item in filter(None, text.split(",")):
+            name, _, value = item.partition("=")
+            if name not in known or not value.isdigit() or int(value) < 1:
+                raise ValueError(f"--limits: {item!r}: expected NAME=N with N >= 1, NAME one of {', '.join(sorted(known))}")
+            values[name] = int(value)
+        return cls(**values)
+
+
+DEFAULT_MEMORY_MB = Limits.memory_mb
 
 
 def limit_memory(megabytes):
@@ -54,6 +96,13 @@ SANDBOX_ADVICE = ("To grade, use Linux with bubblewrap (sudo apt-get install bub
                   "sudo dnf install bubblewrap on Fedora; `make install` installs it when run as root), or, "
                   "only for submissions you trust, set c.ResilientExecute.sandbox = 'off' in nbgrader_config.py "
                   "(README: Platforms).")
+#: What grading without the sandbox means, said once per run where it happens.
+UNSANDBOXED_MEANS = ("student code runs with your own permissions: it can read your files (your home folder, "
+                     "the course's hidden tests and gradebook), use the network, and leave processes running")
+
+# Every feature the sandbox uses, tried once: an old bubblewrap, or a machine without user namespaces, fails here.
+_TRIAL = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL",
+          "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", str(2**20), "--tmpfs", "/tmp", "true"]
 
 
 def sandbox_problem():
@@ -63,13 +112,12 @@ def sandbox_problem():
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap), the grading sandbox, is not installed"
     try:
-        trial = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
-                               capture_output=True, text=True, timeout=30)
+        trial = subprocess.run(_TRIAL, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bubblewrap is installed but could not be run ({error})"
     if trial.returncode != 0:
         return (f"bubblewrap is installed but cannot make a sandbox here ({' '.join(trial.stderr.split())[:200]}); "
-                "it needs unprivileged user namespaces, or root")
+                "it needs unprivileged user namespaces, or root, and bubblewrap 0.8 or newer")
     return None
 
 
@@ -94,67 +142,353 @@ def ensure_installed():
         install()
 
 
-PRIVATE = ("source", "authoring", "submitted", "autograded", "feedback", "tests", ".git", "nbgrader_config.py")
+# The sandbox ------------------------------------------------------------------------------------
+
+#: Read-only system paths: programs and libraries (bound, or re-made as the links they are on a merged /usr).
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: The only files of /etc the sandbox sees: what the dynamic linker, the time zone and fonts need. Its
+#: /etc/passwd and /etc/group are made up (:func:`_account_files`): one user, with /tmp as its home.
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts")
+#: Imported by the kernel: where they live is bound read-only when it is outside the environment.
+KERNEL_PACKAGES = ("ipykernel", "IPython", "numpy", "zmq", "traitlets", "jupyter_client", "tornado")
 
 
-def sandbox_command(cwd):
-    """The ``bwrap`` arguments that hide the course's private parts from a kernel run in `cwd`."""
-    scratch = tempfile.mkdtemp(prefix="posenc-kernel-")
-    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent",
-            "--bind", "/tmp", "/tmp", "--setenv", "IPYTHONDIR", scratch, "--setenv", "MPLCONFIGDIR", scratch,
-            "--setenv", "POSENC_IN_SANDBOX", "1"]
+class SandboxError(RuntimeError):
+    """The sandbox cannot be made for this kernel; the message says why and what to do."""
+
+
+def connection_folder(connection_file):
+    """The private folder of a kernel's ``ipc`` sockets and connection file, checked; raise SandboxError.
+
+    The sandbox has no network: the kernel must use the ``ipc`` transport (``ResilientExecute`` sets it).
+    The folder is bound into the sandbox, so it must hold nothing but this kernel's files: not Jupyter's
+    shared runtime folder, with other kernels' keys.
+    """
+    try:
+        info = json.loads(Path(connection_file).read_text())
+    except (OSError, ValueError) as error:
+        raise SandboxError(f"cannot read the connection file {connection_file} ({error})") from None
+    if info.get("transport") != "ipc":
+        raise SandboxError("the sandboxed kernel has no network, so it needs Jupyter's ipc transport, and this "
+                           f"kernel was started with {info.get('transport')!r}; nbgrader autograde with this course's "
+                           "nbgrader_config.py (ResilientExecute) starts it so")
+    folder = Path(connection_file).resolve().parent
+    if Path(info["ip"]).resolve().parent != folder:
+        raise SandboxError(f"the kernel's ipc sockets ({info['ip']}) are not beside its connection file")
+    stem = Path(connection_file).stem
+    strangers = [p.name for p in folder.iterdir() if not p.name.startswith(stem) and not p.name.startswith(Path(info["ip"]).name)]
+    if strangers:
+        raise SandboxError(f"the kernel's folder {folder} holds other files ({', '.join(sorted(strangers)[:3])}); "
+                           "it is bound into the sandbox, so it must be private to the kernel")
+    return folder
+
+
+def _inside(path, folder):
+    return path == folder or folder in path.parents
+
+
+def _read_only_environment(root):
+    """The paths of the Python environment the kernel needs, none of which holds the course `root`."""
+    paths = {Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}}
+    paths.add(Path(__file__).resolve().parent)  # this package (the kernel's own start-up)
+    for name in KERNEL_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        location = Path(spec.origin).resolve().parents[1] if spec and spec.origin else None
+        if location and not any(_inside(location, p) for p in paths):
+            paths.add(location)
+    for path in paths:
+        if _inside(root, path) and path != Path("/usr"):
+            raise SandboxError(f"the Python environment at {path} contains the course folder {root}, which the "
+                               "sandbox must hide: keep the course outside the environment")
+    return sorted(paths)
+
+
+def sandbox_command(cwd, folder, limits):
+    """The ``bwrap`` arguments that start a command in a fresh sandbox (see the module's docstring).
+
+    `cwd` is the kernel's working folder: writable when it is a student's folder (inside the course's
+    ``autograded/``), otherwise not bound at all, and the kernel starts in ``/tmp``. `folder` is the
+    kernel's private connection folder (:func:`connection_folder`).
+    """
     root = course_root(cwd)
-    # /tmp is writable, so the course, this package and the Python environment are made
-    # read-only again in case they live under it.
-    for path in {root, Path(__file__).resolve().parents[1], Path(sys.prefix).resolve()}:
+    args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--hostname", "posenc-grader", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in SYSTEM_FILES:
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    for path in _read_only_environment(root):
         args += ["--ro-bind", str(path), str(path)]
-    hidden = [root / name for name in PRIVATE] + [root / "gradebook.db"]
-    spec = importlib.util.find_spec("posenc_solutions")
-    if spec is not None and spec.origin:
-        hidden.append(Path(spec.origin).parent)
-    for path in hidden:
-        if path.is_dir():
-            args += ["--tmpfs", str(path)]
-        elif path.exists():
-            args += ["--ro-bind", "/dev/null", str(path)]
-    # A kernel started in a student's own folder (inside autograded/) may write there; anywhere
-    # else in the course its working folder stays read-only.
-    if (root / "autograded") in cwd.parents:
-        args += ["--bind", str(cwd), str(cwd)]
-    return args + ["--chdir", str(cwd)]
+    args += ["--dev", "/dev", "--proc", "/proc", "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
+             "--bind", str(folder), str(folder)]
+    student_folder = cwd.resolve()
+    if (root / "autograded") in student_folder.parents:
+        args += ["--bind", str(student_folder), str(student_folder), "--chdir", str(student_folder)]
+    else:
+        args += ["--chdir", "/tmp"]
+    return args + ["--remount-ro", "/dev"]  # /dev/shm would be writable, and not size-capped
+
+
+def sandbox_environment(limits):
+    """The sandboxed kernel's whole environment: nothing of the grader's (tokens, paths, JPY_PARENT_PID)."""
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
+           "LANG": "C.UTF-8", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
+           "POSENC_IN_SANDBOX": "1"}
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                 "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        env[name] = str(limits.blas_threads)
+    return env
+
+
+def cap_processes(limit):
+    """Cap the processes and threads this process and its descendants may have; return how, or why not.
+
+    A pids cgroup of its own where the grader may make one (root, or a delegated cgroup); otherwise,
+    for a user other than root, ``RLIMIT_NPROC`` (which counts all the user's processes, so the cap is
+    `limit` more than the user has now). Root is exempt from ``RLIMIT_NPROC``.
+    """
+    made = _pids_cgroup(limit)
+    if made:
+        return f"a pids cgroup of its own ({made})"
+    if os.geteuid() == 0:
+        return None
+    now = _tasks_of_user(os.getuid())
+    resource.setrlimit(resource.RLIMIT_NPROC, (now + limit, now + limit))
+    return f"RLIMIT_NPROC ({now} tasks of this user + {limit})"
+
+
+def process_cap_problem():
+    """None when :func:`cap_processes` can cap a sandbox's processes here; otherwise why not."""
+    if os.geteuid() != 0:
+        return None
+    trial = os.fork()
+    if trial == 0:  # a child tries, so that this process stays in its own cgroup
+        os._exit(0 if _pids_cgroup(Limits.processes) else 1)
+    _, status = os.waitpid(trial, 0)
+    remove_stale_cgroups()
+    if os.waitstatus_to_exitcode(status) == 0:
+        return None
+    return ("the grader runs as root, which RLIMIT_NPROC does not limit, and cannot make a pids cgroup here "
+            "(a container without write access to /sys/fs/cgroup?): a fork bomb is stopped only by the time limit "
+            "and the end of its cell. Grade as an ordinary user, or give the container its own cgroup")
+
+
+def _tasks_of_user(uid):
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                pass
+    return count
+
+
+def _pids_cgroup(limit):
+    """Make a pids cgroup capped at `limit`, move this process into it, return its path; None if not possible."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/pids")
+        elif controllers == "":
+            base = Path("/sys/fs/cgroup")
+            if "pids" not in _read(base / path.lstrip("/") / "cgroup.controllers").split():
+                continue
+        else:
+            continue
+        group = base / path.lstrip("/") / f"posenc-kernel-{os.getpid()}"
+        try:
+            group.mkdir()
+            (group / "pids.max").write_text(str(limit))
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+        except OSError:
+            try:
+                group.rmdir()
+            except OSError:
+                pass
+            continue
+        return str(group)
+    return None
+
+
+def _read(path):
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def _account_files():
+    """bwrap arguments for an /etc/passwd and /etc/group that name only the sandbox's one user, read
+    from pipes (so that ``getpass.getuser()`` and ``~`` work, and no account of the machine shows)."""
+    uid, gid = os.getuid(), os.getgid()
+    args = []
+    for path, text in [("/etc/passwd", f"sandbox:x:{uid}:{gid}:posenc grading sandbox:/tmp:/bin/sh\n"),
+                       ("/etc/group", f"sandbox:x:{gid}:\n")]:
+        read_end, write_end = os.pipe()
+        os.write(write_end, text.encode())
+        os.close(write_end)
+        os.set_inheritable(read_end, True)
+        args += ["--file", str(read_end), path]
+    return args
+
+
+def remove_stale_cgroups():
+    """Remove the pids cgroups of kernels that have ended (they are empty, and named by their pid)."""
+    for line in _read("/proc/self/cgroup").splitlines():
+        _, controllers, path = line.split(":", 2)
+        base = Path("/sys/fs/cgroup/pids") if "pids" in controllers.split(",") else Path("/sys/fs/cgroup") if not controllers else None
+        for group in (base / path.lstrip("/")).glob("posenc-kernel-*") if base else []:
+            pid = group.name.rpartition("-")[2]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                for _ in range(20):  # the sandbox's last processes may still be dying
+                    try:
+                        group.rmdir()
+                        break
+                    except OSError:
+                        time.sleep(0.05)
+
+
+def enter_sandbox(argv, limits, cwd):
+    """Replace this process with the kernel's command `argv` in a fresh sandbox; raise SandboxError if not possible."""
+    connection_file = argv[argv.index("-f") + 1] if "-f" in argv[:-1] else None
+    if connection_file is None:
+        raise SandboxError("no connection file (-f) was given")
+    folder = connection_folder(connection_file)
+    command = sandbox_command(Path(cwd), folder, limits) + _account_files() + \
+        [sys.executable, "-m", "posenc_course.kernel", *argv]
+    cap_processes(limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
+    os.execvpe(command[0], command, sandbox_environment(limits))
+
+
+# Inside the sandbox --------------------------------------------------------------------------------
+
+class CPUTimeLimitExceeded(Exception):
+    """A cell used more CPU time than ``Limits.cpu_seconds_per_cell``."""
+
+
+def apply_limits(limits):
+    """Set this process's resource limits (inherited by what it starts); return the problems, if any."""
+    problems = [limit_memory(limits.memory_mb)]
+    for which, value in [(resource.RLIMIT_FSIZE, limits.file_mb * 2**20),
+                         (resource.RLIMIT_CPU, limits.cpu_seconds_total)]:
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError) as error:
+            problems.append(f"a limit could not be set on this platform ({error})")
+    return [p for p in problems if p]
+
+
+def limit_cpu_per_cell(shell, seconds):
+    """From now on, each cell `shell` runs may use `seconds` of CPU time, then gets CPUTimeLimitExceeded.
+
+    The soft ``RLIMIT_CPU`` is moved to the CPU time used so far plus `seconds` before each execution;
+    the hard limit (``Limits.cpu_seconds_total``) stays, and kills a process that goes on regardless.
+    """
+    running = [False]
+
+    def cpu_used():
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    def arm(*_):
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        soft = math.ceil(cpu_used()) + seconds
+        resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+    def before():
+        running[0] = True
+        arm()
+
+    def after():
+        running[0] = False
+        end_strays()
+
+    def over_limit(signum, frame):
+        if not running[0]:
+            arm()  # between cells: nothing to stop
+            return
+        arm()  # one signal per cell
+        raise CPUTimeLimitExceeded(f"this cell used more than {seconds} s of CPU time, the grading kernel's limit")
+
+    signal.signal(signal.SIGXCPU, over_limit)
+    shell.events.register("pre_execute", before)
+    shell.events.register("post_execute", after)
+    arm()
+
+
+def end_strays():
+    """Kill every process of the sandbox but its init and this kernel, and reap this kernel's children.
+
+    Run after each cell: what a cell started (a detached child, a daemon, a fork bomb's copies) is gone
+    before the next one, so it can neither watch the rest of the grading nor hold the process cap.
+    Honest work leaves nothing running. Only inside the sandbox's own PID namespace.
+    """
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in (1, me):
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
 
 
 def parse_options(argv):
-    """``(sandbox mode, memory in MB, the other arguments)`` of the kernel's command line."""
-    mode, memory_mb, rest = "require", DEFAULT_MEMORY_MB, []
+    """``(sandbox mode, Limits, the other arguments)`` of the kernel's command line."""
+    mode, limits, rest = "require", Limits(), []
     for arg in argv:
         if arg.startswith("--sandbox="):
             mode = arg.partition("=")[2]
             if mode not in SANDBOX_MODES:
                 sys.exit(f"posenc-grader: --sandbox={mode}: it must be one of {', '.join(SANDBOX_MODES)}")
-        elif arg.startswith("--memory-mb="):
-            memory_mb = int(arg.partition("=")[2])
+        elif arg.startswith("--limits="):
+            try:
+                limits = Limits.parse(arg.partition("=")[2])
+            except ValueError as error:
+                sys.exit(f"posenc-grader: {error}")
         else:
             rest.append(arg)
-    return mode, memory_mb, rest
+    return mode, limits, rest
 
 
 def main():
     if sys.argv[1:2] == ["install"]:
         print(f"installed kernel spec {KERNEL_NAME} in {install()}")
         return
-    mode, memory_mb, kernel_args = parse_options(sys.argv[1:])
-    if mode != "off" and not os.environ.get("POSENC_IN_SANDBOX"):
+    mode, limits, kernel_args = parse_options(sys.argv[1:])
+    sandboxed = bool(os.environ.get("POSENC_IN_SANDBOX"))
+    if mode != "off" and not sandboxed:
         problem = sandbox_problem()
         if problem is None:
-            command = sandbox_command(Path.cwd()) + [sys.executable, "-m", "posenc_course.kernel", *sys.argv[1:]]
-            os.execvp(command[0], command)
+            try:
+                enter_sandbox(sys.argv[1:], limits, Path.cwd())  # does not return
+            except SandboxError as error:
+                problem = str(error)
         if mode == "require":
             sys.exit(f"posenc-grader: not started: {problem}. {SANDBOX_ADVICE}")
-        print(f"posenc-grader: running without a sandbox: {problem}", file=sys.stderr)
-    problem = limit_memory(memory_mb)
-    if problem:
-        print(f"posenc-grader: {problem}", file=sys.stderr)
+        print(f"posenc-grader: running without a sandbox: {problem}; {UNSANDBOXED_MEANS}", file=sys.stderr)
+    for problem in apply_limits(limits) if sandboxed else [limit_memory(limits.memory_mb)]:
+        if problem:
+            print(f"posenc-grader: {problem}", file=sys.stderr)
+    if sandboxed:
+        # Its parent is the sandbox's own init: no parent to poll (--die-with-parent ends it), and no
+        # "Ctrl-C will not work" notice for the grader's terminal.
+        kernel_args.append("--IPKernelApp.parent_handle=1")
+        kernel_args.append("--IPKernelApp.exec_lines=__import__('posenc_course.kernel').kernel"
+                           f".limit_cpu_per_cell(get_ipython(), {limits.cpu_seconds_per_cell})")
+    # No history file: not in the grader's ~/.ipython, and not filling the sandbox's /tmp.
+    kernel_args.append("--HistoryManager.hist_file=:memory:")
     sys.argv = ["ipykernel_launcher", *kernel_args]
     runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
 
