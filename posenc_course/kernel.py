@@ -30,6 +30,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import resource
 import runpy
 import shutil
@@ -175,8 +176,8 @@ def connection_folder(connection_file):
     folder = Path(connection_file).resolve().parent
     if Path(info["ip"]).resolve().parent != folder:
         raise SandboxError(f"the kernel's ipc sockets ({info['ip']}) are not beside its connection file")
-    stem = Path(connection_file).stem
-    strangers = [p.name for p in folder.iterdir() if not p.name.startswith(stem) and not p.name.startswith(Path(info["ip"]).name)]
+    own = re.compile(re.escape(Path(connection_file).name) + "|" + re.escape(Path(info["ip"]).name) + r"-\d+")
+    strangers = [p.name for p in folder.iterdir() if not own.fullmatch(p.name)]
     if strangers:
         raise SandboxError(f"the kernel's folder {folder} holds other files ({', '.join(sorted(strangers)[:3])}); "
                            "it is bound into the sandbox, so it must be private to the kernel")
