@@ -39,14 +39,27 @@ c.Autograde.sanitize_preprocessors = [
 ]
 
 # Run student code in the kernel posenc-grader (posenc_course/kernel.py, installed by `make
-# install`): a bubblewrap sandbox that hides the course's private parts, under a memory limit.
-# Survive a cell that kills the kernel or exhausts its memory: only the tests that need that cell
-# lose points (posenc_course.grading.ResilientExecute).
+# install`), each submission's kernel in a fresh bubblewrap sandbox: no network, a file system made
+# of the system's libraries, the Python environment and the student's own folder (nothing of your
+# home or the course), its own PID namespace and a private /tmp. Survive a cell that kills the
+# kernel or exhausts its memory: only the tests that need that cell lose points
+# (posenc_course.grading.ResilientExecute).
 c.Execute.kernel_name = "posenc-grader"
 # The sandbox needs Linux with bubblewrap. "require": without it no submission is graded, and the
 # error says what to do; "off" grades without it, only for submissions you trust (on macOS, say).
-# The kernel's memory limit is c.ResilientExecute.memory_mb (MiB).
 c.ResilientExecute.sandbox = "require"
+
+# The grading kernel's limits, all here (README: Grading safely). Honest work uses a small part of
+# each; a submission that reaches one loses the points of that exercise only. The values below are
+# the defaults.
+c.ResilientExecute.memory_mb = 3072  # address space of each process, MiB: MemoryError beyond
+c.ResilientExecute.processes = 128  # processes and threads in the sandbox: BlockingIOError beyond
+c.ResilientExecute.cpu_seconds_per_cell = 60  # CPU time of one cell: CPUTimeLimitExceeded beyond
+c.ResilientExecute.cpu_seconds_total = 900  # CPU time of the kernel and of each process it starts
+c.ResilientExecute.file_mb = 64  # the largest file it may write, MiB: OSError (File too large) beyond
+c.ResilientExecute.tmp_mb = 256  # its private /tmp, MiB: OSError (No space left on device) beyond
+c.ResilientExecute.blas_threads = 1  # numpy's BLAS threads (OMP_NUM_THREADS and the like)
+c.ResilientExecute.max_output_kb = 1024  # output of one cell, KiB: the rest is dropped, and it says so
 c.Autograde.autograde_preprocessors = [
     "posenc_course.grading.ResilientExecute",
     "nbgrader.preprocessors.IgnorePattern",

@@ -434,12 +434,16 @@ def test_at_least_two_wrong_answers_per_exercise():
 
 
 def test_the_grading_kernel_has_a_memory_limit(tmp_path):
-    from nbclient import NotebookClient
+    from traitlets.config import Config
+
+    from posenc_course.grading import ResilientExecute
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20)")])
-    NotebookClient(notebook, kernel_name="posenc-grader", timeout=60).execute()
-    limit_mb = int(notebook.cells[0].outputs[0].text)
-    assert 0 < limit_mb <= 8192, limit_mb
+    config = Config()
+    config.ResilientExecute.memory_mb = 1000
+    ResilientExecute(config=config, kernel_name="posenc-grader", timeout=60).preprocess(
+        notebook, {"metadata": {"path": str(tmp_path)}})
+    assert int(notebook.cells[0].outputs[0].text) == 1000
 
 
 HONEST = [student.name for student in CLASS if student.honest]

@@ -97,6 +97,8 @@ def test_with_the_sandbox_off_the_class_is_graded_as_usual(course, no_sandbox, h
     scores = report.exercise_scores(course / "gradebook.db")
     assert {ex: s for ex, (s, _) in scores["reference"].items()} == MAX_POINTS
     assert {ex: s for ex, (s, _) in scores["blank"].items()} == dict.fromkeys(MAX_POINTS, 0)
+    # said once for the run (a class of two here), with what it means
+    assert (result.stdout + result.stderr).count(kernel.UNSANDBOXED_MEANS) == 1, result.stderr[-2000:]
 
 
 def test_posenc_check_grades_ones_own_notebook_without_the_sandbox(course, no_sandbox, tmp_path):
