@@ -310,3 +310,57 @@ def test_every_limit_is_set_in_one_documented_place():
     assert sorted(set_there) == sorted(names)
     for name in names:
         assert set_there[name] == ResilientExecute.class_traits()[name].default_value, name
+
+
+def in_child(function):
+    """Run `function` in a forked child (its rlimits and cgroup stay its own); return what it returns."""
+    import pickle
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
+        try:
+            result = function()
+        except BaseException as error:  # noqa: BLE001 - carried back to the test
+            result = error
+        os.write(write_end, pickle.dumps(result))
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as stream:
+        data = stream.read()
+    os.waitpid(child, 0)
+    return pickle.loads(data)
+
+
+def test_a_user_other_than_root_is_capped_by_rlimit_nproc(monkeypatch):
+    """Without a cgroup, RLIMIT_NPROC caps the sandbox: the user's tasks now, plus the limit."""
+    import resource
+    monkeypatch.setattr(kernel, "_pids_cgroup", lambda limit: None)
+    monkeypatch.setattr(os, "geteuid", lambda: 4242)
+
+    def capped():
+        how = kernel.cap_processes(50)
+        return how, resource.getrlimit(resource.RLIMIT_NPROC)[0], kernel._tasks_of_user(os.getuid())
+
+    how, limit, tasks = in_child(capped)
+    assert how.startswith("RLIMIT_NPROC") and tasks + 40 <= limit <= tasks + 60, (how, limit, tasks)
+
+
+def test_root_without_a_cgroup_is_told_that_processes_are_not_capped(monkeypatch):
+    monkeypatch.setattr(kernel, "_pids_cgroup", lambda limit: None)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert "a fork bomb is stopped only by the time limit" in kernel.process_cap_problem()
+    assert in_child(lambda: kernel.cap_processes(50)) is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or kernel.process_cap_problem() is not None, reason="needs a pids cgroup")
+def test_the_pids_cgroup_holds_the_cap_and_is_removed_when_its_kernel_ends():
+    def capped():
+        how = kernel.cap_processes(50)
+        group = Path(how.split("(", 1)[1].rstrip(")"))
+        return how, (group / "pids.max").read_text().strip(), str(group)
+
+    how, maximum, group = in_child(capped)
+    assert how.startswith("a pids cgroup") and maximum == "50"
+    kernel.remove_stale_cgroups()
+    assert not Path(group).exists()
