@@ -83,6 +83,22 @@ OWN_FOLDER = ("import os\n"
               "assert open('scratch.txt').read() == 'kept'")
 
 
+CLEAN_AFTER_RESTART = (
+    "import os\n"
+    f"assert not os.path.exists('/tmp/{MARKER}-before-crash'), 'the crashed kernel left its /tmp'\n"
+    "_others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n"
+    "assert not _others, f'processes of the crashed kernel still run: {_others}'")
+
+
+def first_in(notebook, cell_id_prefix, code):
+    """Put `code` first in the first answer cell whose grade_id starts with `cell_id_prefix`."""
+    from posenc_course.submissions import grade_id
+    cell = next(c for c in notebook.cells if (grade_id(c) or "").startswith(cell_id_prefix)
+                and c.metadata.get("nbgrader", {}).get("solution"))
+    cell.source = code + "\n\n" + cell.source
+    return notebook
+
+
 PROBES = [
     Student("reference", answered()),
     Student("probe-network", prefixed("ex01_sinusoidal_row", lambda kit: (
@@ -97,6 +113,11 @@ PROBES = [
     Student("probe-processes", prefixed("ex03_causal_mask", DETACH)),
     Student("probe-tmp", prefixed("ex04_clipped_relative_bias", f"open('/tmp/{MARKER}', 'w').write('left behind?')")),
     Student("probe-own-folder", prefixed("ex05_apply_rope", OWN_FOLDER)),
+    # A crash after leaving a file in /tmp and a detached child: the kernel restarted for the next
+    # cells is clean, or the check in ex07's answer cell fails and ex07 loses its points.
+    Student("probe-restart", answered(edit=lambda notebook, kit: first_in(first_in(notebook, "ex04_clipped_relative_bias", (
+        f"open('/tmp/{MARKER}-before-crash', 'w').write('x')\n" + DETACH + "\nos._exit(1)")),
+        "ex07_", CLEAN_AFTER_RESTART)), loses=some("ex04"), says="KernelDied"),
     Student("bomb-fork", prefixed("ex06_rotation_2d", FORK_BOMB), loses=some("ex06"), says="BlockingIOError"),
     Student("bomb-file", prefixed("ex08_interpolate_position_table", FILE_BOMB), loses=some("ex08"),
             says="File too large"),
@@ -183,6 +204,7 @@ def probed(tmp_path_factory):
 
 def test_the_probed_class_is_graded(probed):
     assert probed.result.returncode == 0, probed.result.stdout[-3000:] + probed.result.stderr[-3000:]
+    assert "running over TCP" not in probed.result.stdout + probed.result.stderr, "kernels must use ipc"
     assert probed.feedback.returncode == 0, probed.feedback.stdout[-3000:] + probed.feedback.stderr[-3000:]
     assert set(probed.scores) == {student.name for student in PROBES}
 
