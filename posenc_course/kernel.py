@@ -213,7 +213,10 @@ def sandbox_command(cwd, folder, limits):
     """
     root = course_root(cwd)
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--hostname", "posenc-grader", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+            "--hostname", "posenc-grader", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            # the private /tmp first: what is bound below may live under the host's /tmp (a course or
+            # an environment made there), and a tmpfs mounted later would hide it
+            "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp"]
     for path in SYSTEM_PATHS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
@@ -224,8 +227,7 @@ def sandbox_command(cwd, folder, limits):
             args += ["--ro-bind", path, path]
     for path in _read_only_environment(root):
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--dev", "/dev", "--proc", "/proc", "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
-             "--bind", str(folder), str(folder)]
+    args += ["--dev", "/dev", "--proc", "/proc", "--bind", str(folder), str(folder)]
     student_folder = cwd.resolve()
     if (root / "autograded") in student_folder.parents:
         args += ["--bind", str(student_folder), str(student_folder), "--chdir", str(student_folder)]

@@ -386,3 +386,18 @@ def test_the_pids_cgroup_holds_the_cap_and_is_removed_when_its_kernel_ends():
     assert how.startswith("a pids cgroup") and maximum == "50"
     kernel.remove_stale_cgroups()
     assert not Path(group).exists()
+
+
+def test_the_private_tmp_is_mounted_before_anything_bound_under_it(tmp_path):
+    """A course or a Python environment made under the host's /tmp (a fresh clone there, pytest's own
+    folders) stays visible: bubblewrap mounts in order, and a later tmpfs on /tmp would hide it."""
+    (tmp_path / "kernel.json").write_text("{}")
+    student = tmp_path / "course" / "autograded" / "s" / "posenc"
+    student.mkdir(parents=True)
+    (tmp_path / "course" / "nbgrader_config.py").write_text("")
+    args = kernel.sandbox_command(student, tmp_path, kernel.Limits())
+    tmpfs = args.index("--tmpfs")
+    assert args[tmpfs + 1] == "/tmp"
+    bound_under_tmp = [i for i, arg in enumerate(args[:-1]) if arg in ("--bind", "--ro-bind")
+                       and args[i + 2].startswith("/tmp/")]
+    assert bound_under_tmp and min(bound_under_tmp) > tmpfs, args
