@@ -240,7 +240,10 @@ def sandbox_environment(limits):
     """The sandboxed kernel's whole environment: nothing of the grader's (tokens, paths, JPY_PARENT_PID)."""
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
            "LANG": "C.UTF-8", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
-           "POSENC_IN_SANDBOX": "1"}
+           "POSENC_IN_SANDBOX": "1",
+           # the kernel's start-up inside runs this same posenc_course (the only folder of its parent
+           # that is bound), even when the grader found it on its own PYTHONPATH
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                  "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
         env[name] = str(limits.blas_threads)
