@@ -19,10 +19,12 @@ exactly the predicted call; after the first call that differs, every call is ask
 import ast
 import builtins
 import contextlib
+import dataclasses
 import functools
 import io
 import json
 import linecache
+import re
 import traceback
 import warnings
 from pathlib import Path
@@ -232,6 +234,101 @@ def trusted_setup(release, source, predict=True):
     return namespace, functions, lambda test_source: _predicted(trusted, reference, test_source)
 
 
+# Checks: partial credit -------------------------------------------------------------------------
+
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+RECORD = "__posenc_check__"  #: the name a test cell's checks are routed through while it is judged
+_WEIGHT = re.compile(r"#\s*weight\s*[:=]?\s*(\d+(?:\.\d+)?)")
+
+
+@dataclasses.dataclass
+class Check:
+    """One check of a test cell: a call of a ``check_*`` helper, where it is written.
+
+    A check in a loop passes when every one of its calls passes. ``passed`` is None until it runs.
+    """
+
+    line: int  #: its first line in the cell (1-based)
+    text: str  #: its source, on one line
+    weight: float  #: ``# weight N`` at the end of its last line; 1 without it
+    hidden: bool  #: written between the hidden-test markers
+    statement: int = 0  #: the number of the cell's top-level statement it is in
+    passed: bool = None
+    message: str = ""
+
+    def fail(self, message):
+        self.passed, self.message = False, message
+
+    def as_dict(self):
+        return dataclasses.asdict(self)
+
+
+def hidden_lines(source):
+    """The 1-based line numbers of a cell's hidden tests (between its markers)."""
+    hidden, inside = set(), False
+    for number, line in enumerate(source.splitlines(), 1):
+        if line.strip().startswith(HIDDEN_BEGIN):
+            inside = True
+        elif line.strip().startswith(HIDDEN_END):
+            inside = False
+        elif inside:
+            hidden.add(number)
+    return hidden
+
+
+class _RouteChecks(ast.NodeTransformer):
+    """``check_x(args)`` -> ``__posenc_check__(i, lambda: check_x(args))``: the check's own arguments,
+    which call the submission's functions, are evaluated inside it, so their failure is that check's."""
+
+    def __init__(self, source):
+        self.lines, self.hidden, self.checks = source.splitlines(), hidden_lines(source), []
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.func, ast.Name) and node.func.id.startswith("check_")):
+            return node
+        last = self.lines[node.end_lineno - 1] if node.end_lineno <= len(self.lines) else ""
+        weight = _WEIGHT.search(last)
+        text = " ".join(" ".join(self.lines[node.lineno - 1:node.end_lineno]).split())
+        self.checks.append(Check(node.lineno, text[:200], float(weight.group(1)) if weight else 1.0,
+                                 node.lineno in self.hidden))
+        routed = ast.Call(func=ast.Name(RECORD, ast.Load()),
+                          args=[ast.Constant(len(self.checks) - 1),
+                                ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                              defaults=[]), body=node)],
+                          keywords=[])
+        return ast.copy_location(routed, node)
+
+
+def routed_checks(source):
+    """``(the cell's statements with each check routed through RECORD, its checks)``."""
+    tree = ast.parse(source)
+    router = _RouteChecks(source)
+    body = []
+    for number, statement in enumerate(tree.body):
+        first = len(router.checks)
+        body.append(ast.fix_missing_locations(router.visit(statement)))
+        for check in router.checks[first:]:
+            check.statement = number
+    return body, router.checks
+
+
+def _one_line(error):
+    ename = getattr(error, "student_type", type(error).__name__)
+    message = " ".join(str(error).split())
+    if isinstance(error, AssertionError):
+        return message[:400] or "the check failed"
+    return f"{ename}: {message}"[:400]
+
+
+def score_of(checks, points):
+    """The weighted share of `checks` that passed, times `points`, to 2 decimals (all of it with no checks)."""
+    total = sum(check.weight for check in checks)
+    if not total:
+        return float(points) if all(check.passed for check in checks) else 0.0
+    return round(points * sum(check.weight for check in checks if check.passed) / total, 2)
+
+
 class Judge:
     """Runs test cells here, with `ask(request) -> reply` reaching the kernel."""
 
@@ -239,6 +336,7 @@ class Judge:
         self._ask_kernel = ask
         self._callbacks = []
         self._prefetched = []  # (call key, reply) of predicted calls, in order
+        self.checks = []  # the last cell's checks (:class:`Check`), as :meth:`run` left them
 
     def _ask(self, request):
         return self._checked(self._ask_kernel(request))
@@ -313,9 +411,11 @@ class Judge:
         """
         namespace = dict(setup)
         names = free_names(source, setup)
-        code = compile(source, label, "exec")
+        statements, self.checks = routed_checks(source)
+        namespace[RECORD] = self._record
         linecache.cache[label] = (len(source), None, source.splitlines(True), label)  # lines in tracebacks
         stdout = io.StringIO()
+        first_error = None
         with warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter("default")  # as IPython shows them: once per place
             try:
@@ -325,12 +425,51 @@ class Judge:
                     replies = self._ask({"op": "batch", "calls": list(predicted)})["replies"]
                     self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies)]
                 with contextlib.redirect_stdout(stdout), numpy.printoptions(**setup.get(PRINT_OPTIONS, {})):
-                    exec(code, namespace)
+                    for number, statement in enumerate(statements):
+                        try:
+                            exec(compile(ast.Module([statement], type_ignores=[]), label, "exec"), namespace)
+                        except Abort as abort:
+                            self._not_run(f"not run: {abort.message}")
+                            raise
+                        except Exception as error:
+                            first_error = first_error or error
+                            # the checks of this statement that it never reached (a loop cut short)
+                            self._not_run("not run, because a check before it failed", statement=number)
+                            if not getattr(error, RECORD, False):
+                                # not a check's failure: what follows may depend on what failed
+                                self._not_run(f"not run, because an earlier step failed ({_one_line(error)})")
+                                break
             except Abort:
                 raise
-            except Exception as error:
-                return stdout.getvalue() + _shown(shown), _error_output(error, label)
-        return stdout.getvalue() + _shown(shown), None
+            except Exception as error:  # looking up the cell's names failed
+                first_error = first_error or error
+                self._not_run(f"not run ({_one_line(error)})")
+        for check in self.checks:
+            if check.passed is None:  # written in a branch or a function that never ran
+                check.passed = True
+        error = _error_output(first_error, label) if first_error is not None else None
+        return stdout.getvalue() + _shown(shown), error
+
+    def _record(self, index, check):
+        """Run check number `index` (``check()`` calls the helper) and record how it went."""
+        try:
+            result = check()
+        except Abort:
+            raise
+        except Exception as error:
+            if self.checks[index].passed is not False:
+                self.checks[index].fail(_one_line(error))
+            setattr(error, RECORD, True)
+            raise
+        if self.checks[index].passed is None:
+            self.checks[index].passed = True
+        return result
+
+    def _not_run(self, message, statement=None):
+        """Fail the checks that have not run (those of top-level statement number `statement`, if given)."""
+        for check in self.checks:
+            if check.passed is None and statement in (None, check.statement):
+                check.fail(message)
 
 
 def _shown(caught):

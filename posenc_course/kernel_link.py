@@ -86,18 +86,18 @@ class KernelLink:
         try:
             stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, judge.cell_label(grade_id(cell)),
                                                     functions, predict(cell.source))
-        except judge.Abort:
+        except judge.Abort as abort:
             cell.outputs.extend(run.printed)
+            record_verdict(cell, the_judge.checks, "", None, abort=f"{abort.ename}: {abort.message}")
             raise
         except Exception as problem:  # not the test's own failure: this cell fails, grading goes on
             self._client.log.error("posenc: test cell %s could not be judged: %r", grade_id(cell), problem)
             stdout, error = "", {"output_type": "error", "ename": "GradingError", "traceback": [],
                                  "evalue": f"the tests could not be run ({type(problem).__name__}: {problem})"}
+            for check in the_judge.checks:
+                check.fail("not run: the tests could not be run")
         cell.outputs.extend(run.printed)
-        if stdout:
-            cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
-        if error:
-            cell.outputs.append(nbformat.v4.new_output(**error))
+        record_verdict(cell, the_judge.checks, stdout, error)
 
     async def ask(self, request, run):
         """Carry out one request of the judge in the kernel; return the agent's reply."""
@@ -176,3 +176,34 @@ class KernelLink:
             message = await ensure_async(kc.stdin_channel.get_msg(timeout=None))
             if message["header"]["msg_type"] == "input_request":
                 kc.input(answer_callback(message["content"].get("prompt", "")))
+
+
+def record_verdict(cell, checks, stdout, error, abort=None):
+    """Give a judged test cell its outputs and score, from its checks (:class:`judge.Check`).
+
+    All checks passed: only what the cell printed (silence means passed). Some failed: a summary of
+    the failed ones on stdout, then the score as the cell's result, which nbgrader records as partial
+    credit. None passed (or no checks and an error): the summary and the error, which scores 0.
+    `abort` (the kernel died or ran over time) is said in the summary; the caller restarts the kernel.
+    The checks are kept in the cell's metadata (``posenc.checks``) for the feedback and reports.
+    """
+    points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
+    failed = [check for check in checks if not check.passed]
+    score = judge.score_of(checks, points) if checks else (0.0 if error or abort else points)
+    cell.metadata["posenc"] = {"checks": [check.as_dict() for check in checks], "score": score, "points": points}
+    if stdout:
+        cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
+    if not failed and error is None and abort is None:
+        return
+    lines = [f"{len(checks) - len(failed)} of {len(checks)} checks passed: {score:g} of {points:g} points."]
+    if abort:
+        lines.append(f"The kernel gave out: {abort}")
+    for check in failed:
+        where = "hidden check" if check.hidden else f"line {check.line}"
+        lines.append(f"  FAILED ({where}): {check.message}")
+    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text="\n".join(lines) + "\n"))
+    if score > 0 and (failed or abort):
+        cell.outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": f"{score:g}"},
+                                                   execution_count=None))
+    elif error is not None:
+        cell.outputs.append(nbformat.v4.new_output(**error))

@@ -13,6 +13,7 @@ checks) and malformed files.
 import copy
 import csv
 import inspect
+import math
 import os
 import pwd
 import re
@@ -162,8 +163,24 @@ FAKE_PASSES = ("np.allclose = lambda *args, **kwargs: True\n"
                "np.testing.assert_allclose = lambda *args, **kwargs: None\n"
                "np.testing.assert_array_equal = lambda *args, **kwargs: None")
 
+# Right but for one check of a ten-check cell: alibi_slopes(-2) is not refused. ex07_alibi_slopes_test
+# is worth 3 points, so exactly 3/10 of a point is lost, and nothing else.
+ONE_CHECK_WRONG = """def alibi_slopes(num_heads):
+    if num_heads == 0:
+        raise ValueError("num_heads must be positive")
+    num_heads = abs(num_heads)
+
+    def power_of_two(n):
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+
+    closest = 2 ** int(math.floor(math.log2(num_heads)))
+    slopes = power_of_two(closest) + power_of_two(2 * closest)[0::2][: num_heads - closest]
+    return np.array(slopes, dtype=np.float64)"""
+
 CLASS = [
     Student("reference", answered(), honest=True),
+    Student("partial-one-check", answered({"alibi_slopes": ONE_CHECK_WRONG}), loses={"ex07": 0.3}),
     Student("blank", blank, loses=ALL, honest=True),
     *(Student(f"wrong-{label}", answered(functions), loses=some(exercise), honest=True)
       for label, (exercise, functions) in WRONG.items()),
@@ -295,7 +312,7 @@ def score_problems(got, loses):
         lost = loses.get(exercise, 0)
         if lost is SOME and not got[exercise] < maximum:
             problems.append(f"{exercise}: {got[exercise]:g} of {maximum:g}, but it must lose points")
-        elif lost is not SOME and got[exercise] != maximum - lost:
+        elif lost is not SOME and not math.isclose(got[exercise], maximum - lost, abs_tol=1e-9):
             problems.append(f"{exercise}: {got[exercise]:g} of {maximum:g}, but it must score {maximum - lost:g}")
     return problems
 
@@ -459,8 +476,10 @@ def verdicts_of(notebook):
 
 @pytest.mark.parametrize("student", HONEST)
 def test_a_test_cell_means_the_same_in_autograde_and_in_the_students_own_kernel(graded, student, tmp_path):
-    """Each test cell's verdict under nbgrader autograde (the judge, the sandbox) equals its verdict
-    when the same graded notebook runs top to bottom in a plain python3 kernel, as a student runs it."""
+    """Each test cell's verdict under nbgrader autograde (the judge, the sandbox) agrees with its verdict
+    when the same graded notebook runs top to bottom in a plain python3 kernel, as a student runs it:
+    full marks in one exactly when full marks in the other (where a check fails, autograde gives the
+    share of checks that passed, and the kernel stops at the first failure)."""
     from nbclient import NotebookClient
 
     course, _, _ = graded
@@ -471,8 +490,10 @@ def test_a_test_cell_means_the_same_in_autograde_and_in_the_students_own_kernel(
     graded_verdicts, kernel_verdicts = verdicts_of(autograded), verdicts_of(in_kernel)
     release = nbformat.read(course / "release" / "posenc" / "exercises.ipynb", as_version=4)
     assert graded_verdicts.keys() == kernel_verdicts.keys() == {grade_id(c) for c in release.cells if is_test_cell(c)}
+    full = {gid: points for gid, points in TEST_POINTS.items()}
     differ = {gid: f"{graded_verdicts[gid]:g} points in autograde, {kernel_verdicts[gid]:g} in the kernel"
-              for gid in graded_verdicts if graded_verdicts[gid] != kernel_verdicts[gid]}
+              for gid in graded_verdicts
+              if (graded_verdicts[gid] == full[gid]) != (kernel_verdicts[gid] == full[gid])}
     assert not differ, f"{student}: {differ}"
 
 
@@ -480,8 +501,9 @@ def test_visible_tests_fail_with_a_message_not_a_bare_assertion(graded):
     course, _, _ = graded
     graded_nb = nbformat.read(course / "autograded" / "wrong-rope_half_split" / "posenc" / "exercises.ipynb", as_version=4)
     [cell] = [c for c in graded_nb.cells if grade_id(c) == "ex05_apply_rope_test"]
-    [error] = [o for o in cell.outputs if o.output_type == "error"]
-    assert error.ename == "AssertionError" and "expected" in error.evalue and "got" in error.evalue, error.evalue
+    failed = [line for o in cell.outputs if o.output_type == "stream" for line in o.text.splitlines()
+              if line.strip().startswith("FAILED")]
+    assert failed and all("expected" in line and "got" in line for line in failed), failed
 
 
 def test_full_exchange_cycle(tmp_path):

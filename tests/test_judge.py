@@ -182,3 +182,85 @@ def test_the_tests_warning_filters_and_numpy_error_state_reach_the_call(source, 
             source, {"np": np}, "<test cell t>", functions={"f"}, predicted=predicted)
         assert (error and error["ename"]) == ename, error
         assert shown in stdout and bool(shown) == bool(stdout), stdout
+
+
+# Partial credit: what each check of a test cell scores -----------------------------------------------
+
+def _checks_setup():
+    namespace = {"np": np}
+    exec("def check_true(condition, message):\n"
+         "    if not condition:\n"
+         "        raise AssertionError(message)\n", namespace)
+    return namespace
+
+
+def _answers(**functions):
+    """A kernel stand-in whose answer functions are `functions`, called here."""
+    def ask(request):
+        if request["op"] == "get":
+            return {"status": "ok", "values": {}}
+        try:
+            value = functions[request["name"]](*[agent.decode(a) for a in request["args"]])
+        except Exception as error:
+            return {"status": "raised", "types": [type(error).__name__], "message": str(error)}
+        return {"status": "ok", "value": agent.encode(value)}
+    return ask
+
+
+PARTIAL = [
+    # (what, cell source, answers, passed flags, score of 4 points)
+    ("all pass", "check_true(f(1) == 1, 'f(1)')\ncheck_true(f(2) == 4, 'f(2)')", {"f": lambda x: x * x},
+     [True, True], 4.0),
+    ("one of two fails", "check_true(f(1) == 1, 'f(1)')\ncheck_true(f(2) == 4, 'f(2)')", {"f": lambda x: x},
+     [True, False], 2.0),
+    ("a weight", "check_true(f(1) == 1, 'f(1)')\ncheck_true(f(2) == 4, 'f(2)')  # weight 3", {"f": lambda x: x},
+     [True, False], 1.0),
+    ("a weight of 0 counts for nothing", "check_true(f(1) == 1, 'f')  # weight 0\ncheck_true(f(2) == 4, 'f(2)')",
+     {"f": lambda x: x}, [True, False], 0.0),
+    ("the answer raises inside one check: only that one fails",
+     "check_true(f(0) == 0, 'f(0)')\ncheck_true(f(-1) == 1, 'f(-1)')\ncheck_true(f(2) == 4, 'f(2)')",
+     {"f": lambda x: x * x if x >= 0 else 1 / 0}, [True, False, True], 8 / 3),
+    ("a step outside the checks fails: the checks after it fail",
+     "check_true(f(2) == 4, 'f(2)')\ny = f(-1)\ncheck_true(y == 1, 'y')\ncheck_true(f(3) == 9, 'f(3)')",
+     {"f": lambda x: x * x if x >= 0 else 1 / 0}, [True, False, False], 4 / 3),
+    ("a check in a loop counts once, and fails if one round fails; one it cut short keeps what it passed",
+     "for x in range(3):\n    check_true(f(x) == x * x, f'f({x})')\n    check_true(True, 'after')\ncheck_true(True, 'last')",
+     {"f": lambda x: x * x if x < 2 else 0}, [False, True, True], 8 / 3),
+    ("a check of a loop that never reached it fails",
+     "for x in range(3):\n    check_true(f(x) == x * x, f'f({x})')\n    check_true(True, 'after')",
+     {"f": lambda x: -1}, [False, False], 0.0),
+    ("a blank answer fails everything", "check_true(f(1) == 1, 'f(1)')\ncheck_true(f(2) == 4, 'f(2)')",
+     {"f": lambda x: (_ for _ in ()).throw(NotImplementedError())}, [False, False], 0.0),
+]
+
+
+@pytest.mark.parametrize("what, source, functions, passed, score", PARTIAL, ids=[row[0] for row in PARTIAL])
+def test_a_test_cell_scores_the_weighted_share_of_its_checks_that_pass(what, source, functions, passed, score):
+    the_judge = judge.Judge(_answers(**functions))
+    the_judge.run(source, _checks_setup(), "<test cell t>", functions=set(functions))
+    assert [check.passed for check in the_judge.checks] == passed
+    assert judge.score_of(the_judge.checks, 4) == pytest.approx(round(score, 2))
+    assert all(check.message for check in the_judge.checks if not check.passed)
+
+
+def test_a_check_knows_whether_it_is_hidden_and_where_it_is():
+    source = "check_true(True, 'seen')\n### BEGIN HIDDEN TESTS\ncheck_true(\n    True, 'hidden')\n### END HIDDEN TESTS\n"
+    _, checks = judge.routed_checks(source)
+    assert [(c.line, c.hidden) for c in checks] == [(1, False), (3, True)]
+    assert checks[1].text == "check_true( True, 'hidden')"
+
+
+def test_a_kernel_that_gives_out_fails_the_checks_not_yet_run_and_keeps_the_rest():
+    def ask(request):
+        if request["op"] == "get":
+            return {"status": "ok", "values": {}}
+        if agent.decode(request["args"][0]) == 2:
+            raise judge.Abort("KernelDied", "the kernel died")
+        return {"status": "ok", "value": agent.encode(1)}
+
+    the_judge = judge.Judge(ask)
+    with pytest.raises(judge.Abort):
+        the_judge.run("check_true(f(1) == 1, 'f(1)')\ncheck_true(f(2) == 1, 'f(2)')\ncheck_true(True, 'x')",
+                      _checks_setup(), "<t>", functions={"f"})
+    assert [c.passed for c in the_judge.checks] == [True, False, False]
+    assert "the kernel died" in the_judge.checks[2].message
