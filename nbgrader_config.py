@@ -77,3 +77,22 @@ if sys.argv[1:2] == ["autograde"]:
     from posenc_course.grading import remove_unfinished
 
     remove_unfinished(Path(__file__).parent)
+
+# Feedback (posenc_course/feedback.py): a summary of each exercise's points and failed checks at the
+# top, and the hidden tests replaced by how many of their checks passed and the failed ones' messages,
+# so feedback may go out before the deadline. True shows the full tests, as stock nbgrader does.
+c.FeedbackSummary.show_hidden_tests = False
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "posenc_course.feedback.FeedbackSummary",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+import nbgrader  # noqa: E402  (its feedback template is the one the course's extends)
+import posenc_course  # noqa: E402
+
+c.HTMLExporter.template_name = "posenc_feedback"  # posenc_course/templates/posenc_feedback
+c.HTMLExporter.template_file = "summary_first.html.j2"
+c.HTMLExporter.extra_template_basedirs = [
+    str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
+    str(Path(posenc_course.__file__).parent / "templates"),
+]
