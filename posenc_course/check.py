@@ -3,8 +3,10 @@
 It runs nbgrader's real autograde in a private, temporary course built from this
 repository's source notebook, so the score is the one an instructor's grading gives.
 
-    posenc-check exercises.ipynb           # a table, then the total
-    posenc-check exercises.ipynb --json    # {"score": S, "max_score": M, "exercises": {...}}
+    posenc-check exercises.ipynb           # each exercise's points and failed checks, then the total
+    posenc-check exercises.ipynb --json    # {"score": S, "max_score": M, "exercises": {exNN: {
+                                           #   "score", "max_score", "checks": [{"test", "line",
+                                           #   "hidden", "passed", "message"}]}}}
 
 Exit codes: 0 at full marks, 1 below full marks, 2 if the file cannot be graded.
 """
@@ -21,7 +23,8 @@ from pathlib import Path
 import nbformat
 
 from .course import nbgrader_env, new_course
-from .layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, exercise_of, grade_id
+from .feedback import checks_of, shorten, tested_name
+from .layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, exercise_of, grade_id, is_test_cell
 
 LEARNER = "learner"
 
@@ -53,20 +56,18 @@ def read_learner_notebook(path):
     return notebook
 
 
-def first_failures(autograded_path):
-    """``{exercise: "message"}``: the first failing test cell's error, for each exercise."""
+def checks_by_exercise(autograded_path):
+    """``{exercise: [check, ...]}`` of a graded notebook: every check of its test cells, in order, each a
+    dict with the test cell, its line, whether it is hidden, whether it passed, and its message."""
     notebook = nbformat.read(str(autograded_path), as_version=4)
-    failures = {}
+    found = {}
     for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if not meta.get("grade") or cell.cell_type != "code":
-            continue
-        exercise = exercise_of(meta["grade_id"])
-        for output in cell.get("outputs", []):
-            if output.output_type == "error" and exercise not in failures:
-                message = f"{output.ename}: {output.evalue}".strip().rstrip(":")
-                failures[exercise] = f"[{meta['grade_id']}] " + " ".join(message.split())[:300]
-    return failures
+        if is_test_cell(cell):
+            for check in checks_of(cell):
+                found.setdefault(exercise_of(grade_id(cell)), []).append({
+                    "test": grade_id(cell), "line": check["line"], "hidden": check["hidden"],
+                    "passed": bool(check["passed"]), "message": check["message"]})
+    return found
 
 
 def grade(notebook_path, workdir):
@@ -107,16 +108,21 @@ def grade(notebook_path, workdir):
     from .report import exercise_scores
 
     scores = exercise_scores(course / "gradebook.db")[LEARNER]
-    return scores, first_failures(autograded)
+    return scores, checks_by_exercise(autograded)
 
 
-def format_result(scores, failures):
-    lines = [f"{'exercise':<9} {'points':>7}  first failing test", "-" * 60]
+def format_result(scores, checks):
+    """The table a learner reads: each exercise's points and, under one that lost points, its failed
+    checks with their messages, as the feedback's summary shows them."""
+    lines = [f"{'exercise':<9} {'points':>9}  failed checks", "-" * 72]
     for exercise, (score, max_score) in scores.items():
-        note = failures.get(exercise, "") if score < max_score else ""
-        lines.append(f"{exercise:<9} {score:>3g}/{max_score:<3g}  {note}".rstrip())
+        failed = [c for c in checks.get(exercise, []) if not c["passed"]]
+        lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {len(failed) or ''}".rstrip())
+        for check in failed:
+            where = "hidden test" if check["hidden"] else f"line {check['line']}"
+            lines.append(f"    {tested_name(check['test'])} ({where}): {shorten(check['message'])}")
     total, maximum = sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
-    lines += ["-" * 60, f"{'total':<9} {total:>3g}/{maximum:g}"]
+    lines += ["-" * 72, f"{'total':<9} {total:>4g}/{maximum:g}"]
     return "\n".join(lines)
 
 
@@ -124,11 +130,12 @@ def _number(points):
     return int(points) if float(points).is_integer() else points
 
 
-def as_json(scores):
+def as_json(scores, checks):
     return json.dumps({
-        "score": _number(sum(s for s, _ in scores.values())),
+        "score": _number(round(sum(s for s, _ in scores.values()), 2)),
         "max_score": _number(sum(m for _, m in scores.values())),
-        "exercises": {ex: {"score": _number(s), "max_score": _number(m)} for ex, (s, m) in scores.items()},
+        "exercises": {ex: {"score": _number(s), "max_score": _number(m), "checks": checks.get(ex, [])}
+                      for ex, (s, m) in scores.items()},
     })
 
 
@@ -141,12 +148,12 @@ def main(argv=None):
     started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="posenc-check-") as workdir:
-            scores, failures = grade(args.notebook, workdir)
+            scores, checks = grade(args.notebook, workdir)
     except CannotGrade as error:
         print(f"posenc-check: cannot grade {error}", file=sys.stderr)
         return 2
     progress(f"graded in {time.perf_counter() - started:.1f} s")
-    print(as_json(scores) if args.json else format_result(scores, failures))
+    print(as_json(scores, checks) if args.json else format_result(scores, checks))
     full = all(score >= max_score for score, max_score in scores.values())
     return 0 if full else 1
 

@@ -439,7 +439,8 @@ class Judge:
                                 # not a check's failure: what follows may depend on what failed
                                 self._not_run(f"not run, because an earlier step failed ({_one_line(error)})")
                                 break
-            except Abort:
+            except Abort as abort:  # before the cell's first statement: looking up its names, or the batch
+                self._not_run(f"not run: {abort.message}")
                 raise
             except Exception as error:  # looking up the cell's names failed
                 first_error = first_error or error

@@ -27,7 +27,8 @@ def exercise_scores(gradebook_path, assignment=ASSIGNMENT, notebook=NOTEBOOK_ID)
             for grade in submitted.grades:
                 per_exercise[exercise_of(grade.name)][0] += grade.score
                 per_exercise[exercise_of(grade.name)][1] += grade.max_score
-            scores[student.id] = {ex: tuple(pair) for ex, pair in sorted(per_exercise.items())}
+            # to 2 decimals, as partial credit is given: 2.7 + 3 + 2 is 7.7, not 7.700000000000001
+            scores[student.id] = {ex: (round(score, 2), maximum) for ex, (score, maximum) in sorted(per_exercise.items())}
     return scores
 
 

@@ -1,0 +1,185 @@
+"""Feedback and partial credit, with real nbgrader runs: autograde, generate_feedback and export.
+
+A small class (the reference, the blank release, a submission that fails exactly one check, a wrong
+RoPE layout, a wrong concept answer, an answer that kills the kernel) is graded and given feedback in
+one course. The feedback opens with a summary that names each failing check with its message, shows no
+line of any hidden test, and every way of reading a score (the gradebook, ``grades.csv``, the feedback,
+``posenc-check --json``) gives the same number.
+"""
+
+import csv
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+from posenc_course import report
+from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
+from posenc_course.feedback import FeedbackSummary, summary
+from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK
+from posenc_course.submissions import reference_answers
+
+from .test_grading import ALL, MAX_POINTS, STUDENTS, Student, assert_scores, blank, submit
+
+CLASS = [
+    STUDENTS["reference"],
+    Student("blank", blank, loses=ALL),
+    STUDENTS["partial-one-check"],
+    STUDENTS["wrong-rope_half_split"],
+    STUDENTS["concept-alibi_sign_flipped"],
+    STUDENTS["hostile-call-exit"],
+]
+# What each student's summary must name: (function, a part of the message)
+NAMED = {
+    "partial-one-check": [("alibi_slopes", "alibi_slopes(-2): expected ValueError")],
+    "wrong-rope_half_split": [("apply_rope", "expected"), ("apply_rope", "interleaved pairs")],
+    "concept-alibi_sign_flipped": [("ratio", "ex07_ratio")],
+    "hostile-call-exit": [("rotation_2d", "the kernel died")],
+    "blank": [("sinusoidal_row", "NotImplementedError")],
+}
+
+
+def hidden_test_lines():
+    """Every line of a hidden test in the source notebook, whitespace-normalized (long enough to mean
+    something), but for those the feedback shows anyway: a line of the released notebook (a visible
+    test or the text may have the same line) or of the reference answers, which the class submits."""
+    source = nbformat.read(SOURCE_NOTEBOOK, as_version=4)
+    lines = set()
+    for cell in source.cells:
+        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", cell.source, re.S):
+            lines |= {" ".join(line.split()) for line in block.splitlines() if len(line.strip()) >= 20}
+    released = " ".join(" ".join(cell.source.split()) for cell in nbformat.read(RELEASE_NOTEBOOK, as_version=4).cells)
+    released += " ".join(" ".join(answer.split()) for answer in reference_answers().values())
+    return {line for line in lines if line not in released}
+
+
+def visible_text(path):
+    """The text a browser shows of an HTML file: tags dropped, entities decoded, whitespace normalized."""
+    text = re.sub(r"<style.*?</style>|<script.*?</script>", " ", Path(path).read_text(), flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    course = new_course(tmp_path_factory.mktemp("course"))
+    kit = SimpleNamespace(course=course, release=generate(course),
+                          answers=reference_answers(course / "source" / "posenc" / NOTEBOOK))
+    for student in CLASS:
+        submit(student, kit)
+    autograde = run_nbgrader(course, "autograde", "posenc", "--force")
+    feedback = run_nbgrader(course, "generate_feedback", "posenc", "--force")
+    export = run_nbgrader(course, "export")
+    for result in (autograde, feedback, export):
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    yield SimpleNamespace(course=course, kit=kit, scores=report.exercise_scores(course / "gradebook.db"))
+
+
+def feedback_of(graded, student):
+    return graded.course / "feedback" / student / "posenc" / "exercises.html"
+
+
+@pytest.mark.parametrize("student", CLASS, ids=lambda s: s.name)
+def test_partial_credit_docks_each_student_where_the_table_says(graded, student):
+    assert_scores(graded.scores, student.name, student.loses)
+
+
+def test_failing_one_check_costs_exactly_that_checks_share(graded):
+    """ex07_alibi_slopes_test has 10 equal checks for 3 points: failing one costs 0.3, and nothing else."""
+    score, maximum = graded.scores["partial-one-check"]["ex07"]
+    assert (score, maximum) == (MAX_POINTS["ex07"] - 0.3, MAX_POINTS["ex07"])
+
+
+def test_the_same_score_in_the_gradebook_grades_csv_and_the_feedback(graded):
+    rows = {row["student_id"]: row for row in csv.DictReader((graded.course / "grades.csv").open())}
+    for student in CLASS:
+        in_gradebook = round(sum(score for score, _ in graded.scores[student.name].values()), 2)
+        assert float(rows[student.name]["raw_score"]) == pytest.approx(in_gradebook, abs=1e-9), student.name
+        heading = re.search(r"Summary: ([\d.]+) of ([\d.]+) points", visible_text(feedback_of(graded, student.name)))
+        assert float(heading.group(1)) == pytest.approx(in_gradebook, abs=1e-9), student.name
+
+
+def test_posenc_check_gives_the_same_scores_and_names_the_same_checks(graded, tmp_path):
+    notebook = graded.course / "submitted" / "partial-one-check" / "posenc" / NOTEBOOK
+    result = subprocess.run([str(Path(sys.executable).parent / "posenc-check"), str(notebook), "--json"],
+                            capture_output=True, text=True, timeout=600, env=nbgrader_env())
+    checked = json.loads(result.stdout)
+    for exercise, (score, maximum) in graded.scores["partial-one-check"].items():
+        assert (checked["exercises"][exercise]["score"], checked["exercises"][exercise]["max_score"]) == (score, maximum)
+    failed = [c for s in checked["exercises"].values() for c in s["checks"] if not c["passed"]]
+    assert [(c["test"], c["hidden"]) for c in failed] == [("ex07_alibi_slopes_test", True)]
+    assert "alibi_slopes(-2): expected ValueError" in failed[0]["message"]
+
+
+@pytest.mark.parametrize("student", sorted(NAMED))
+def test_the_summary_opens_the_feedback_and_names_each_failing_check(graded, student):
+    text = visible_text(feedback_of(graded, student))
+    start = text.index("Summary:")
+    assert start < text.index("Positional encodings in transformers"), "the summary comes before the notebook"
+    table = text[start:text.index("Positional encodings in transformers")]
+    for function, message in NAMED[student]:
+        assert function in table and message in table, (function, message, table[:1500])
+
+
+def test_the_reference_summary_has_no_failed_check(graded):
+    notebook = nbformat.read(graded.course / "autograded" / "reference" / "posenc" / NOTEBOOK, as_version=4)
+    rows = summary(notebook)
+    assert [row["exercise"] for row in rows] == list(MAX_POINTS)
+    assert all(row["failed"] == [] and row["score"] == row["max_score"] for row in rows)
+
+
+def test_no_line_of_a_hidden_test_appears_in_any_feedback_file(graded):
+    hidden = hidden_test_lines()
+    assert len(hidden) > 100
+    files = [p for p in (graded.course / "feedback").rglob("*") if p.is_file()]
+    assert len([p for p in files if p.suffix == ".html"]) == len(CLASS)
+    for path in files:
+        text = visible_text(path) if path.suffix == ".html" else " ".join(path.read_text(errors="replace").split())
+        shown = [line for line in hidden if line in text]
+        assert not shown, f"{path}: {shown[:3]}"
+
+
+def test_hidden_tests_are_replaced_by_how_many_of_their_checks_passed(graded):
+    text = visible_text(feedback_of(graded, "partial-one-check"))
+    assert "# hidden tests: 8 checks, 7 passed" in text
+    assert "FAILED: alibi_slopes(-2): expected ValueError" in text
+
+
+def test_an_instructor_can_show_the_full_tests(graded):
+    """c.FeedbackSummary.show_hidden_tests = True keeps the test cells whole, as stock nbgrader does."""
+    notebook = nbformat.read(graded.course / "autograded" / "partial-one-check" / "posenc" / NOTEBOOK, as_version=4)
+    hidden = hidden_test_lines()
+    shown, _ = FeedbackSummary(show_hidden_tests=True).preprocess(notebook, {})
+    assert any(line in " ".join(cell.source.split()) for cell in shown.cells for line in hidden)
+    hidden_again, _ = FeedbackSummary().preprocess(notebook, {})
+    assert not any(line in " ".join(cell.source.split()) for cell in hidden_again.cells for line in hidden)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium: `apt-get install chromium` (CI installs it)")
+def test_a_browser_shows_the_summary_at_the_top(graded, tmp_path):
+    """Rendered by headless Chromium: the summary's box starts near the top of the page; the screenshot
+    is kept in pytest's temporary folder (run with -s to print its path)."""
+    page = tmp_path / "feedback.html"
+    script = ("<script>window.addEventListener('load', () => { const box = document.getElementById('posenc-summary')"
+              ".getBoundingClientRect(); document.body.setAttribute('data-summary-top', Math.round(box.top)); });</script>")
+    page.write_text(feedback_of(graded, "wrong-rope_half_split").read_text().replace("</body>", script + "</body>", 1))
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,1000",
+                          "--virtual-time-budget=10000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    top = re.search(r'data-summary-top="(-?\d+)"', dom.stdout)
+    assert top and 0 <= int(top.group(1)) < 250, (top and top.group(1), dom.stderr[-500:])
+    shot = tmp_path / "feedback.png"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,1000",
+                    "--virtual-time-budget=10000", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 20000
+    print(f"feedback screenshot: {shot}")
