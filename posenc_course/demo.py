@@ -7,9 +7,10 @@ Run from the course directory (the repository root), as ``make demo`` does:
 2. three submissions in ``submitted/``: the reference answers, the blank release, and one with
    two realistic mistakes;
 3. ``nbgrader autograde posenc``: graded notebooks in ``autograded/``, scores in ``gradebook.db``;
-4. ``nbgrader generate_feedback posenc`` (HTML in ``feedback/``) and ``nbgrader export``
-   (``grades.csv``);
-5. a per-student, per-exercise score table.
+4. ``nbgrader generate_feedback posenc`` (HTML in ``feedback/``, its summary first, no hidden test
+   shown) and ``nbgrader export`` (``grades.csv``);
+5. a per-student, per-exercise score table, and the class report (``reports/class_report.html``: each
+   exercise's score distribution and its most frequent failing checks).
 
 Only the three ``demo-*`` students are written or regraded: other students' submissions and
 grades in the gradebook are left alone.
@@ -19,7 +20,7 @@ import shutil
 import sys
 import time
 
-from . import report
+from . import class_report, report
 from .course import run_nbgrader
 from .layout import ASSIGNMENT, ROOT
 from .submissions import make_submission, reference_answers, write_submission
@@ -91,13 +92,17 @@ def main():
     print("\nScores by exercise (from gradebook.db):\n")
     scores = report.exercise_scores(ROOT / "gradebook.db")
     print(report.format_table({s: scores[s] for s in STUDENTS if s in scores}))
+    print("\nThe class report (posenc_course/class_report.py):\n", flush=True)
+    class_report.main([str(ROOT), "--students=demo-*"])
     print(f"""
 Where things are:
   release/posenc/exercises.ipynb            the graded exercises (give this out)
   release/theory/theory.ipynb               the companion theory notebook, with figures (give this out)
   autograded/STUDENT/posenc/exercises.ipynb the executed, graded notebooks
-  feedback/STUDENT/posenc/exercises.html    feedback for each student (it shows the hidden tests)
+  feedback/STUDENT/posenc/exercises.html    feedback for each student: a summary of each exercise's points
+                                            and failed checks first; no hidden test shown
   grades.csv                                every grade in the gradebook, for your spreadsheet
+  reports/class_report.html                 each exercise's score distribution and most frequent failing checks
 Done in {time.perf_counter() - started:.0f} s.""")
 
 
