@@ -87,12 +87,6 @@ c.GenerateFeedback.preprocessors = [
     "posenc_course.feedback.FeedbackSummary",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
-import nbgrader  # noqa: E402  (its feedback template is the one the course's extends)
-import posenc_course  # noqa: E402
-
-c.HTMLExporter.template_name = "posenc_feedback"  # posenc_course/templates/posenc_feedback
-c.HTMLExporter.template_file = "summary_first.html.j2"
-c.HTMLExporter.extra_template_basedirs = [
-    str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
-    str(Path(posenc_course.__file__).parent / "templates"),
-]
+# The feedback page is the course's template (its summary first), through an exporter class of its
+# own, so that formgrader's pages keep nbgrader's templates.
+c.GenerateFeedback.exporter_class = "posenc_course.feedback.SummaryFirstHTMLExporter"

@@ -13,7 +13,10 @@
 """
 
 import html
+from pathlib import Path
 
+import nbgrader
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
@@ -142,3 +145,21 @@ class FeedbackSummary(Preprocessor):
                 if is_test_cell(cell):
                     hide_hidden_tests(cell)
         return nb, resources
+
+
+class SummaryFirstHTMLExporter(HTMLExporter):
+    """nbgrader's feedback page with the course's summary first (``templates/posenc_feedback``).
+
+    ``GenerateFeedback.exporter_class`` in ``nbgrader_config.py``: a class of its own, so that the
+    template applies to the feedback and not to formgrader's pages, which also export HTML.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # set after the configuration, which names nbgrader's own template for every HTMLExporter
+        self.extra_template_basedirs = [
+            str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
+            str(Path(__file__).parent / "templates")]
+        self.template_name = "posenc_feedback"
+        self.template_file = "summary_first.html.j2"
+        self.template_paths = self._template_paths()  # its default was found with the old names

@@ -183,3 +183,43 @@ def test_a_browser_shows_the_summary_at_the_top(graded, tmp_path):
                    capture_output=True, timeout=120)
     assert shot.exists() and shot.stat().st_size > 20000
     print(f"feedback screenshot: {shot}")
+
+
+def test_formgrader_shows_the_graded_notebook_and_the_same_scores(graded):
+    """nbgrader's instructor UI, served by a real Jupyter server in the course: its API gives the
+    gradebook's partial scores, and its page of a graded submission renders (the feedback's template
+    stays out of formgrader's way)."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--no-browser", f"--port={port}",
+                               "--ServerApp.token=posenc-test", "--allow-root", "--ServerApp.ip=127.0.0.1"],
+                              cwd=graded.course, env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    base = f"http://127.0.0.1:{port}/formgrader"
+    try:
+        for _ in range(120):
+            try:
+                listing = json.loads(urllib.request.urlopen(
+                    f"{base}/api/submitted_notebooks/posenc/exercises?token=posenc-test", timeout=5).read())
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("formgrader did not start")
+        scores = {row["student"]: (row["score"], row["id"]) for row in listing}
+        for student in CLASS:
+            in_gradebook = round(sum(score for score, _ in graded.scores[student.name].values()), 2)
+            assert scores[student.name][0] == pytest.approx(in_gradebook, abs=1e-9), student.name
+        page = urllib.request.urlopen(f"{base}/submissions/{scores['partial-one-check'][1]}/?token=posenc-test",
+                                      timeout=30)
+        text = page.read().decode()
+        assert page.status == 200 and "9 of 10 checks passed: 2.7 of 3 points." in text
+    finally:
+        server.terminate()
+        log = server.communicate(timeout=30)[0]
+    assert "Traceback" not in log, log[-3000:]
