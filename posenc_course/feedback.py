@@ -20,7 +20,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-from .judge import HIDDEN_BEGIN, HIDDEN_END
+from .judge import HIDDEN_BEGIN, HIDDEN_END, elide
 from .layout import exercise_of, grade_id, is_test_cell, nbgrader_meta
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
@@ -69,8 +69,8 @@ def summary(notebook):
 
 
 def shorten(message):
-    message = " ".join(str(message).split())
-    return message if len(message) <= MESSAGE_LENGTH else message[:MESSAGE_LENGTH - 3] + "..."
+    """A failing check's message, at most MESSAGE_LENGTH characters, keeping its end (what came back)."""
+    return elide(message, MESSAGE_LENGTH)
 
 
 def summary_text(rows):

@@ -313,12 +313,21 @@ def routed_checks(source):
     return body, router.checks
 
 
+def elide(text, limit):
+    """`text` on one line, at most `limit` characters: a long one keeps its start and its end (a check's
+    message ends with what came back) with " ... " between."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    tail = limit // 3
+    return text[:limit - tail - 5] + " ... " + text[-tail:]
+
+
 def _one_line(error):
     ename = getattr(error, "student_type", type(error).__name__)
-    message = " ".join(str(error).split())
     if isinstance(error, AssertionError):
-        return message[:400] or "the check failed"
-    return f"{ename}: {message}"[:400]
+        return elide(error, 400) or "the check failed"
+    return elide(f"{ename}: {error}", 400)
 
 
 def score_of(checks, points):

@@ -264,3 +264,11 @@ def test_a_kernel_that_gives_out_fails_the_checks_not_yet_run_and_keeps_the_rest
                       _checks_setup(), "<t>", functions={"f"})
     assert [c.passed for c in the_judge.checks] == [True, False, False]
     assert "the kernel died" in the_judge.checks[2].message
+
+
+@pytest.mark.parametrize("length", [10, 399, 400, 401, 5000])
+def test_a_long_message_keeps_its_start_and_what_came_back(length):
+    message = "expected [" + "1 " * length + "] got [7]"
+    shown = judge.elide(message, 400)
+    assert len(shown) <= 400 and shown.startswith("expected [1") and shown.endswith("got [7]")
+    assert (" ... " in shown) == (len(" ".join(message.split())) > 400)
