@@ -314,9 +314,20 @@ def routed_checks(source):
 
 
 def elide(text, limit):
-    """`text` on one line, at most `limit` characters: a long one keeps its start and its end (a check's
-    message ends with what came back) with " ... " between."""
+    """`text` on one line, at most `limit` characters. A check's message "... expected X got Y" keeps
+    both parts, each cut in its middle as needed; any other long text keeps its start and its end."""
     text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    head, sep, got = text.rpartition(" got ")
+    if not (sep and head) or limit < 40:
+        return _cut(text, limit)
+    room = limit - len(sep)
+    for_head = max(min(len(head), room // 2), room - len(got))
+    return _cut(head, for_head) + sep + _cut(got, room - for_head)
+
+
+def _cut(text, limit):
     if len(text) <= limit:
         return text
     tail = limit // 3

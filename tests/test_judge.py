@@ -272,3 +272,9 @@ def test_a_long_message_keeps_its_start_and_what_came_back(length):
     shown = judge.elide(message, 400)
     assert len(shown) <= 400 and shown.startswith("expected [1") and shown.endswith("got [7]")
     assert (" ... " in shown) == (len(" ".join(message.split())) > 400)
+
+
+def test_a_long_expected_and_a_long_got_both_show():
+    message = "apply_rope: expected [" + "1.5 " * 300 + "] got [" + "2.5 " * 300 + "]"
+    shown = judge.elide(message, 400)
+    assert len(shown) <= 400 and shown.startswith("apply_rope: expected [1.5") and " got [2.5" in shown
