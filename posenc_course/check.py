@@ -23,8 +23,8 @@ from pathlib import Path
 import nbformat
 
 from .course import nbgrader_env, new_course
-from .feedback import checks_of, shorten, tested_name
-from .layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, exercise_of, grade_id, is_test_cell
+from .feedback import checks_by_exercise, shorten, tested_name
+from .layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, grade_id
 
 LEARNER = "learner"
 
@@ -54,20 +54,6 @@ def read_learner_notebook(path):
         raise CannotGrade(f"{path}: not the posenc exercises notebook (none of its cells belongs to the "
                           "assignment; start from release/posenc/exercises.ipynb)")
     return notebook
-
-
-def checks_by_exercise(autograded_path):
-    """``{exercise: [check, ...]}`` of a graded notebook: every check of its test cells, in order, each a
-    dict with the test cell, its line, whether it is hidden, whether it passed, and its message."""
-    notebook = nbformat.read(str(autograded_path), as_version=4)
-    found = {}
-    for cell in notebook.cells:
-        if is_test_cell(cell):
-            for check in checks_of(cell):
-                found.setdefault(exercise_of(grade_id(cell)), []).append({
-                    "test": grade_id(cell), "line": check["line"], "hidden": check["hidden"],
-                    "passed": bool(check["passed"]), "message": check["message"]})
-    return found
 
 
 def grade(notebook_path, workdir):

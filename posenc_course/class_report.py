@@ -16,10 +16,8 @@ import io
 from collections import Counter
 from pathlib import Path
 
-import nbformat
-
-from .feedback import checks_of, shorten, tested_name
-from .layout import ASSIGNMENT, NOTEBOOK, course_root, exercise_of, grade_id, is_test_cell
+from .feedback import checks_by_exercise, shorten, tested_name
+from .layout import ASSIGNMENT, NOTEBOOK, course_root
 from .report import exercise_scores
 
 TOP = 5  #: failing checks listed per exercise
@@ -32,13 +30,10 @@ def failing_checks(course, students):
         path = Path(course) / "autograded" / student / ASSIGNMENT / NOTEBOOK
         if not path.exists():
             continue
-        for cell in nbformat.read(str(path), as_version=4).cells:
-            if not is_test_cell(cell):
-                continue
-            failed = {(grade_id(cell), check["line"], check["hidden"]): check["message"]
-                      for check in checks_of(cell) if not check["passed"]}
+        for exercise, checks in checks_by_exercise(path).items():
+            failed = {(c["test"], c["line"], c["hidden"]): c["message"] for c in checks if not c["passed"]}
             for key, message in failed.items():
-                counts.setdefault(exercise_of(key[0]), Counter())[key] += 1
+                counts.setdefault(exercise, Counter())[key] += 1
                 examples.setdefault(key, message)
     return counts, examples
 

@@ -15,6 +15,8 @@
 import html
 from pathlib import Path
 
+import nbformat
+
 import nbgrader
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
@@ -29,6 +31,20 @@ MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many character
 def checks_of(cell):
     """The checks the judge recorded for a graded test cell (dicts of :class:`posenc_course.judge.Check`)."""
     return cell.get("metadata", {}).get("posenc", {}).get("checks", [])
+
+
+def checks_by_exercise(autograded_path):
+    """``{exercise: [check, ...]}`` of a graded notebook: every check of its test cells, in order, each a
+    dict with the test cell, its line, whether it is hidden, whether it passed, and its message."""
+    notebook = nbformat.read(str(autograded_path), as_version=4)
+    found = {}
+    for cell in notebook.cells:
+        if is_test_cell(cell):
+            for check in checks_of(cell):
+                found.setdefault(exercise_of(grade_id(cell)), []).append({
+                    "test": grade_id(cell), "line": check["line"], "hidden": check["hidden"],
+                    "passed": bool(check["passed"]), "message": check["message"]})
+    return found
 
 
 def tested_name(test_id):
