@@ -80,8 +80,6 @@ class Limits:
         return cls(**values)
 
 
-DEFAULT_MEMORY_MB = Limits.memory_mb
-
 
 def limit_memory(megabytes):
     """Cap this process's address space; return None, or why it could not be done."""

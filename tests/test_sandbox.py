@@ -24,7 +24,7 @@ from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrade
 from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import reference_answers
 
-from .test_grading import MAX_POINTS, Student, answered, assert_scores, prefixed, some, submit
+from .test_grading import Student, answered, assert_scores, prefixed, some, submit
 
 pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 
