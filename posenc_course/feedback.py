@@ -112,7 +112,7 @@ def summary_html(rows):
         lost = row["score"] < row["max_score"]
         out.append(f'<tr class="{"warning" if lost else ""}"><td><b>{row["exercise"]}</b></td>'
                    f'<td class="center">{row["score"]:g} / {row["max_score"]:g}</td>'
-                   f'<td>{len(row["failed"]) or ("" if not lost else "")}</td></tr>')
+                   f'<td>{len(row["failed"]) or ""}</td></tr>')
         if row["failed"]:
             items = "".join(f"<li><code>{html.escape(f['name'])}</code>"
                             f"{' (hidden test)' if f['hidden'] else ''}: {html.escape(f['message'])}</li>"

@@ -293,19 +293,22 @@ def _tasks_of_user(uid):
     return count
 
 
-def _pids_cgroup(limit):
-    """Make a pids cgroup capped at `limit`, move this process into it, return its path; None if not possible."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
+def _pids_parents():
+    """The cgroups this process is in that have the pids controller (cgroup v1's pids hierarchy, or v2)."""
+    for line in _read("/proc/self/cgroup").splitlines():
         _, controllers, path = line.split(":", 2)
         if "pids" in controllers.split(","):
-            base = Path("/sys/fs/cgroup/pids")
+            yield Path("/sys/fs/cgroup/pids") / path.lstrip("/")
         elif controllers == "":
-            base = Path("/sys/fs/cgroup")
-            if "pids" not in _read(base / path.lstrip("/") / "cgroup.controllers").split():
-                continue
-        else:
-            continue
-        group = base / path.lstrip("/") / f"posenc-kernel-{os.getpid()}"
+            folder = Path("/sys/fs/cgroup") / path.lstrip("/")
+            if "pids" in _read(folder / "cgroup.controllers").split():
+                yield folder
+
+
+def _pids_cgroup(limit):
+    """Make a pids cgroup capped at `limit`, move this process into it, return its path; None if not possible."""
+    for parent in _pids_parents():
+        group = parent / f"posenc-kernel-{os.getpid()}"
         try:
             group.mkdir()
             (group / "pids.max").write_text(str(limit))
@@ -344,10 +347,8 @@ def _account_files():
 
 def remove_stale_cgroups():
     """Remove the pids cgroups of kernels that have ended (they are empty, and named by their pid)."""
-    for line in _read("/proc/self/cgroup").splitlines():
-        _, controllers, path = line.split(":", 2)
-        base = Path("/sys/fs/cgroup/pids") if "pids" in controllers.split(",") else Path("/sys/fs/cgroup") if not controllers else None
-        for group in (base / path.lstrip("/")).glob("posenc-kernel-*") if base else []:
+    for parent in _pids_parents():
+        for group in parent.glob("posenc-kernel-*"):
             pid = group.name.rpartition("-")[2]
             if pid.isdigit() and not Path(f"/proc/{pid}").exists():
                 for _ in range(20):  # the sandbox's last processes may still be dying
