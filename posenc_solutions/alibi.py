@@ -43,10 +43,10 @@ def alibi_slopes(num_heads):
 
 
 def alibi_bias(slopes, query_positions, key_positions):
-    """ALiBi's linear distance penalty for each head.
+    r"""ALiBi's linear distance penalty for each head.
 
     .. math::
-        B_{h,i,j} = -m_h \\, |q_i - k_j|
+        B_{h,i,j} = -m_h \, |q_i - k_j|
 
     Parameters
     ----------
@@ -69,11 +69,11 @@ def alibi_bias(slopes, query_positions, key_positions):
 
 
 def masked_softmax(logits, mask):
-    """Numerically stable softmax over the last axis, with masked entries at exactly 0.
+    r"""Numerically stable softmax over the last axis, with masked entries at exactly 0.
 
     .. math::
-        w_j = \\frac{\\mathbb{1}[\\text{mask}_j]\\, e^{z_j - \\max_{\\text{visible}} z}}
-                   {\\sum_{k} \\mathbb{1}[\\text{mask}_k]\\, e^{z_k - \\max_{\\text{visible}} z}}
+        w_j = \frac{\mathbb{1}[\text{mask}_j]\, e^{z_j - \max_{\text{visible}} z}}
+                   {\sum_{k} \mathbb{1}[\text{mask}_k]\, e^{z_k - \max_{\text{visible}} z}}
 
     Parameters
     ----------
@@ -104,10 +104,10 @@ def masked_softmax(logits, mask):
 
 
 def alibi_attention(scores, slopes, query_positions, key_positions, causal=True):
-    """Attention weights with ALiBi: bias added to the scores before the softmax.
+    r"""Attention weights with ALiBi: bias added to the scores before the softmax.
 
     .. math::
-        W = \\mathrm{softmax}_{\\text{mask}}(S + B)
+        W = \mathrm{softmax}_{\text{mask}}(S + B)
 
     The mask is applied inside the softmax, never by multiplying the weights
     afterwards.

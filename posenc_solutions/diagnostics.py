@@ -4,10 +4,10 @@ import numpy as np
 
 
 def mean_attention_distance(weights, query_positions, key_positions):
-    """How far each head looks, on average.
+    r"""How far each head looks, on average.
 
     .. math::
-        D_h = \\frac{1}{L_q} \\sum_i \\sum_j w_{h,i,j}\\, |q_i - k_j|
+        D_h = \frac{1}{L_q} \sum_i \sum_j w_{h,i,j}\, |q_i - k_j|
 
     Parameters
     ----------
@@ -32,10 +32,10 @@ def mean_attention_distance(weights, query_positions, key_positions):
 
 
 def attention_entropy(weights):
-    """Mean entropy of each head's attention rows, in nats, with ``0 log 0 = 0``.
+    r"""Mean entropy of each head's attention rows, in nats, with ``0 log 0 = 0``.
 
     .. math::
-        H_h = -\\frac{1}{L_q} \\sum_i \\sum_j w_{h,i,j} \\log w_{h,i,j}
+        H_h = -\frac{1}{L_q} \sum_i \sum_j w_{h,i,j} \log w_{h,i,j}
 
     Parameters
     ----------

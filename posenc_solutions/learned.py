@@ -8,10 +8,10 @@ import numpy as np
 
 
 def add_positions(token_embeddings, position_table, start=0):
-    """Add absolute position vectors to token embeddings.
+    r"""Add absolute position vectors to token embeddings.
 
     .. math::
-        h_{\\ell} = e_{\\ell} + P[\\text{start} + \\ell]
+        h_{\ell} = e_{\ell} + P[\text{start} + \ell]
 
     Parameters
     ----------

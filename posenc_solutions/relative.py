@@ -73,10 +73,10 @@ def causal_mask(query_positions, key_positions):
 
 
 def clipped_relative_bias(bias_table, query_positions, key_positions):
-    """Shaw-style relative bias: one learned scalar per head and clipped offset.
+    r"""Shaw-style relative bias: one learned scalar per head and clipped offset.
 
     .. math::
-        B_{h,i,j} = T_{h,\\; K + \\mathrm{clip}(q_i - k_j, -K, K)}
+        B_{h,i,j} = T_{h,\; K + \mathrm{clip}(q_i - k_j, -K, K)}
 
     Parameters
     ----------
@@ -154,10 +154,10 @@ def t5_relative_position_bucket(relative_position, bidirectional=True, num_bucke
 
 
 def t5_relative_bias(bias_table, query_positions, key_positions, bidirectional=True, max_distance=128):
-    """T5 relative attention bias: a learned scalar per head and bucket.
+    r"""T5 relative attention bias: a learned scalar per head and bucket.
 
     .. math::
-        B_{h,i,j} = T_{h,\\; \\mathrm{bucket}(k_j - q_i)}
+        B_{h,i,j} = T_{h,\; \mathrm{bucket}(k_j - q_i)}
 
     Parameters
     ----------

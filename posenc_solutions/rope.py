@@ -8,10 +8,10 @@ import numpy as np
 
 
 def rope_frequencies(head_dim, base=10000.0):
-    """Rotation frequency of each pair of dimensions.
+    r"""Rotation frequency of each pair of dimensions.
 
     .. math::
-        \\theta_t = b^{-2t/d}, \\qquad t = 0 \\ldots d/2 - 1
+        \theta_t = b^{-2t/d}, \qquad t = 0 \ldots d/2 - 1
 
     Parameters
     ----------
@@ -40,13 +40,13 @@ def rope_frequencies(head_dim, base=10000.0):
 
 
 def apply_rope(x, positions, base=10000.0):
-    """Rotate each interleaved pair of `x` by its position times its frequency.
+    r"""Rotate each interleaved pair of `x` by its position times its frequency.
 
     .. math::
-        \\begin{pmatrix} x'_{2t} \\\\ x'_{2t+1} \\end{pmatrix} =
-        \\begin{pmatrix} \\cos m\\theta_t & -\\sin m\\theta_t \\\\
-                         \\sin m\\theta_t & \\cos m\\theta_t \\end{pmatrix}
-        \\begin{pmatrix} x_{2t} \\\\ x_{2t+1} \\end{pmatrix}
+        \begin{pmatrix} x'_{2t} \\ x'_{2t+1} \end{pmatrix} =
+        \begin{pmatrix} \cos m\theta_t & -\sin m\theta_t \\
+                         \sin m\theta_t & \cos m\theta_t \end{pmatrix}
+        \begin{pmatrix} x_{2t} \\ x_{2t+1} \end{pmatrix}
 
     Parameters
     ----------
@@ -141,10 +141,10 @@ def rotation_2d(angle):
 
 
 def rope_score_2d(q, k, m, n, theta):
-    """RoPE score of a 2-D query at position m and key at position n.
+    r"""RoPE score of a 2-D query at position m and key at position n.
 
     .. math::
-        s = (R(m\\theta)\\, q) \\cdot (R(n\\theta)\\, k)
+        s = (R(m\theta)\, q) \cdot (R(n\theta)\, k)
 
     Parameters
     ----------
@@ -169,10 +169,10 @@ def rope_score_2d(q, k, m, n, theta):
 
 
 def rope_score_from_offset(q, k, offset, theta):
-    """The same score, from the offset ``n - m`` alone.
+    r"""The same score, from the offset ``n - m`` alone.
 
     .. math::
-        s = q \\cdot (R((n - m)\\theta)\\, k)
+        s = q \cdot (R((n - m)\theta)\, k)
 
     Parameters
     ----------

@@ -4,10 +4,10 @@ import numpy as np
 
 
 def sinusoidal_row(position, d_model, base=10000.0):
-    """Sinusoidal encoding of one position, in the interleaved layout.
+    r"""Sinusoidal encoding of one position, in the interleaved layout.
 
     .. math::
-        PE[2i] = \\sin(p \\cdot b^{-2i/d}), \\qquad PE[2i+1] = \\cos(p \\cdot b^{-2i/d})
+        PE[2i] = \sin(p \cdot b^{-2i/d}), \qquad PE[2i+1] = \cos(p \cdot b^{-2i/d})
 
     Parameters
     ----------
