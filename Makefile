@@ -20,7 +20,8 @@ $(STAMP): pyproject.toml requirements.lock $(VENV)/.python
 	  echo "error: $(PYTHON) could not make a virtual environment; on Debian or Ubuntu: sudo apt-get install python3-venv"; exit 1; }
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
-	$(BIN)/python -m posenc_course.kernel install
+	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
+	$(BIN)/python -m posenc_course.lab student
 	@$(MAKE) --no-print-directory bubblewrap
 	@touch $(STAMP)
 

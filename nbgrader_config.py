@@ -3,6 +3,8 @@
 import sys
 from pathlib import Path
 
+from posenc_course.release import generate_assignment_preprocessors
+
 c = get_config()  # noqa: F821  (nbgrader provides get_config when it loads this file)
 
 c.CourseDirectory.course_id = "posenc"
@@ -22,6 +24,13 @@ c.Execute.timeout = 20
 c.ClearSolutions.enforce_metadata = False
 c.ClearSolutions.text_stub = "*Write your answer here.*"
 
+# Stubs a student can run (posenc_course/release.py). A function's body raises, when it is called,
+# an error that says the function is not answered yet. A concept question's answer becomes
+# `name = ...  # YOUR ANSWER HERE`: Run All goes past it, and its test cell says "not answered yet".
+c.ClearSolutions.code_stub = {
+    "python": '# YOUR CODE HERE\nraise NotImplementedError("not answered yet: write your code here, in place of this line")'}
+c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
+
 # Hardened grading (posenc_course/grading.py): an unreadable notebook is graded as the blank
 # release (0 points, reason logged and shown in its feedback); a lone renamed notebook is graded
 # as exercises.ipynb; and every submission is rebuilt on the released notebook with only the
@@ -38,13 +47,13 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
-# Run student code in the kernel posenc-grader (posenc_course/kernel.py, installed by `make
-# install`), each submission's kernel in a fresh bubblewrap sandbox: no network, a file system made
-# of the system's libraries, the Python environment and the student's own folder (nothing of your
-# home or the course), its own PID namespace and a private /tmp. Survive a cell that kills the
-# kernel or exhausts its memory: only the tests that need that cell lose points
-# (posenc_course.grading.ResilientExecute).
-c.Execute.kernel_name = "posenc-grader"
+# Run student code in the kernel posenc-grader (posenc_course/kernel.py), each submission's kernel in a
+# fresh bubblewrap sandbox: no network, a file system made of the system's libraries, the Python
+# environment and the student's own folder (nothing of your home or the course), its own PID namespace
+# and a private /tmp. Survive a cell that kills the kernel or exhausts its memory: only the tests that
+# need that cell lose points (posenc_course.grading.ResilientExecute). The kernel is installed nowhere:
+# JupyterLab never offers it to a student, and `nbgrader validate` runs the notebook's own kernel.
+c.ResilientExecute.kernel_name = "posenc-grader"
 # The sandbox needs Linux with bubblewrap. "require": without it no submission is graded, and the
 # error says what to do; "off" grades without it, only for submissions you trust (on macOS, say).
 c.ResilientExecute.sandbox = "require"

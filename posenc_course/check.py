@@ -64,9 +64,8 @@ def grade(notebook_path, workdir):
     submission.parent.mkdir(parents=True)
     nbformat.write(learner, str(submission))
 
-    from .kernel import ensure_installed, sandbox_problem
+    from .kernel import sandbox_problem
 
-    ensure_installed()  # the memory-limited grading kernel that nbgrader_config.py names
     problem = sandbox_problem()
     if problem:  # macOS, or Linux without bubblewrap: fine for grading one's own notebook
         progress(f"{problem}: your notebook runs without it, which is fine for your own code")

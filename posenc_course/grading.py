@@ -265,12 +265,14 @@ class ResilientExecute(Execute):
         return kernel.Limits(**{f.name: getattr(self, f.name) for f in dataclasses.fields(kernel.Limits)})
 
     def create_kernel_manager(self):
-        """nbclient's kernel manager, on the ``ipc`` transport in a folder private to this kernel.
+        """nbclient's kernel manager, on the ``ipc`` transport in a folder private to this kernel, and
+        knowing the grading kernel (:class:`posenc_course.kernel.GradingKernelSpecManager`).
 
         The sandboxed kernel has no network: Unix sockets in this folder, bound into its sandbox, are
         its only way out. (Without the sandbox, too, nothing listens on a TCP port.)
         """
         km = super().create_kernel_manager()
+        km.kernel_spec_manager = kernel.GradingKernelSpecManager(parent=km)
         if os.name == "posix":
             self._kernel_folder = tempfile.mkdtemp(prefix="posenc-kernel-")
             km.transport = "ipc"

@@ -1,7 +1,8 @@
 """The grading kernel: an ordinary IPython kernel in a sandbox that sees and keeps only what it needs.
 
-``nbgrader_config.py`` runs student code in the kernel spec ``posenc-grader``, whose command is
-this module. Started by the grader (:class:`posenc_course.grading.ResilientExecute`), it
+``nbgrader_config.py`` runs student code in the kernel ``posenc-grader``, whose command is this
+module (:class:`GradingKernelSpecManager`). Started by the grader
+(:class:`posenc_course.grading.ResilientExecute`), it
 
 - starts the kernel in a fresh bubblewrap sandbox (``bwrap``, Linux only), built from an allow-list:
 
@@ -22,8 +23,6 @@ this module. Started by the grader (:class:`posenc_course.grading.ResilientExecu
 The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE`` (one of
 :data:`SANDBOX_MODES`; without it, ``require``: a kernel that cannot be sandboxed does not start,
 and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
-
-    python -m posenc_course.kernel install     # write the kernel spec into this environment
 """
 
 import importlib.util
@@ -40,6 +39,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+from jupyter_client.kernelspec import KernelSpecManager
 
 from .layout import course_root
 
@@ -120,25 +121,25 @@ def sandbox_problem():
     return None
 
 
-def install(prefix=sys.prefix):
-    """Write the kernel spec under ``PREFIX/share/jupyter/kernels``; return its folder."""
-    folder = Path(prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME
-    folder.mkdir(parents=True, exist_ok=True)
-    spec = {
-        "argv": [sys.executable, "-m", "posenc_course.kernel", "-f", "{connection_file}"],
-        "display_name": "Python 3 (posenc grading, memory-limited)",
-        "language": "python",
-        "interrupt_mode": "message",  # a signal would reach bwrap, not the kernel
-        "metadata": {"debugger": False},
-    }
-    (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
-    return folder
+class GradingKernelSpecManager(KernelSpecManager):
+    """Jupyter's kernel specs, and the grading kernel's, which is installed nowhere.
 
+    The grader asks for :data:`KERNEL_NAME` through this manager
+    (:meth:`posenc_course.grading.ResilientExecute.create_kernel_manager`). It is not written into any
+    ``share/jupyter/kernels``: JupyterLab's Launcher and kernel menu, which a student uses, never offer it.
+    """
 
-def ensure_installed():
-    """Install the kernel spec into this environment unless it is there already."""
-    if not (Path(sys.prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME / "kernel.json").exists():
-        install()
+    def get_kernel_spec(self, kernel_name):
+        if kernel_name != KERNEL_NAME:
+            return super().get_kernel_spec(kernel_name)
+        return self.kernel_spec_class(
+            resource_dir=str(Path(__file__).parent),
+            argv=[sys.executable, "-m", "posenc_course.kernel", "-f", "{connection_file}"],
+            display_name="Python 3 (posenc grading sandbox)",
+            language="python",
+            interrupt_mode="message",  # a signal would reach bwrap, not the kernel
+            metadata={"debugger": False},
+        )
 
 
 # The sandbox ------------------------------------------------------------------------------------
@@ -468,9 +469,6 @@ def parse_options(argv):
 
 
 def main():
-    if sys.argv[1:2] == ["install"]:
-        print(f"installed kernel spec {KERNEL_NAME} in {install()}")
-        return
     mode, limits, kernel_args = parse_options(sys.argv[1:])
     sandboxed = bool(os.environ.get("POSENC_IN_SANDBOX"))
     if mode != "off" and not sandboxed:

@@ -46,6 +46,15 @@ NOTEBOOKS = {
     ROOT / "authoring" / "theory.md": ROOT / "source" / "theory" / "theory.ipynb",
 }
 
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+#: What ipykernel says of its language on the course's reference Python, 3.11.7. JupyterLab writes the
+#: kernel's ``language_info`` into a notebook it opens, and marks the notebook modified unless it is the
+#: same already: on that Python a fresh notebook opens unmodified; on another, JupyterLab changes only
+#: the version.
+LANGUAGE_INFO = {"codemirror_mode": {"name": "ipython", "version": 3}, "file_extension": ".py",
+                 "mimetype": "text/x-python", "name": "python", "nbconvert_exporter": "python",
+                 "pygments_lexer": "ipython3", "version": "3.11.7"}
+
 FENCE = re.compile(r"^```python(?P<info>[^\n]*)\n(?P<code>.*?)^```\s*$", re.S | re.M)
 OPENING = re.compile(r"^```python", re.M)
 EXERCISE_HEADING = re.compile(r"^## Exercise (?P<number>\d+)\b.*?(?:\((?P<parts>[\d.+\s]+)=\s*(?P<total>[\d.]+) points?\))?\s*$", re.M)
@@ -174,10 +183,7 @@ def build(spec_text, spec_name="<spec>"):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         cell.id = grade_id.replace("_", "-") if grade_id else f"cell-{number:03d}"
     notebook = nbformat.v4.new_notebook(cells=cells)
-    notebook.metadata = {
-        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
+    notebook.metadata = {"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO}
     nbformat.validate(notebook)
     return notebook
 

@@ -1,0 +1,67 @@
+"""What ``nbgrader generate_assignment`` does differently for this course: stubs a student can run.
+
+nbgrader replaces every solution region with one code stub, ``raise NotImplementedError()``. Inside a
+function that is right: the function exists, and calling it says it is not written yet. But a concept
+question's answer is a top-level assignment, and a top-level ``raise`` stops *Run All* at the first
+question, and leaves the answer's name undefined, so that its test cell fails with a ``NameError``.
+
+:class:`AnswerStubs` (configured in ``nbgrader_config.py`` in place of nbgrader's ``ClearSolutions``)
+therefore gives a region at the top level of a cell that only assigns names one line per name,
+``name = ...  # YOUR ANSWER HERE``. The ``...`` (Ellipsis) is what the check helpers call "not
+answered yet". Every other region gets nbgrader's stub, whose message is set in ``nbgrader_config.py``.
+"""
+
+import ast
+import re
+
+from nbgrader.preprocessors import ClearSolutions
+from traitlets import Unicode
+
+BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"
+
+
+def assigned_names(code):
+    """The names a piece of top-level code assigns, in order, if that is all it does; else None."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return None
+    names = []
+    for statement in body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else (
+            [statement.target] if isinstance(statement, ast.AnnAssign) else None)
+        if not targets or not all(isinstance(target, ast.Name) for target in targets):
+            return None
+        names += [target.id for target in targets if target.id not in names]
+    return names or None
+
+
+class AnswerStubs(ClearSolutions):
+    """nbgrader's ClearSolutions, except that a top-level answer becomes ``name = ...  # YOUR ANSWER HERE``."""
+
+    answer_stub = Unicode(
+        "{name} = ...  # YOUR ANSWER HERE",
+        help="The stub of a top-level solution region that only assigns names: one line per name, "
+             "{name} replaced by it. Leave the Ellipsis: the check helpers say 'not answered yet' for it.",
+    ).tag(config=True)
+
+    def _replace_solution_region(self, cell, language):
+        if cell.cell_type == "code" and language == "python":
+            lines = cell.source.split("\n")
+            begins = [n for n, line in enumerate(lines) if self.begin_solution_delimeter in line]
+            ends = [n for n, line in enumerate(lines) if self.end_solution_delimeter in line]
+            if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0] and not re.match(r"\s", lines[begins[0]]):
+                names = assigned_names("\n".join(lines[begins[0] + 1:ends[0]]))
+                if names:
+                    stub = [self.answer_stub.format(name=name) for name in names]
+                    cell.source = "\n".join(lines[:begins[0]] + stub + lines[ends[0] + 1:])
+                    return True
+        return super()._replace_solution_region(cell, language)
+
+
+def generate_assignment_preprocessors():
+    """nbgrader's GenerateAssignment preprocessors, with :class:`AnswerStubs` in place of ClearSolutions."""
+    from nbgrader.converters import GenerateAssignment
+
+    default = GenerateAssignment.class_traits()["preprocessors"].default()
+    return [AnswerStubs if preprocessor is ClearSolutions else preprocessor for preprocessor in default]
