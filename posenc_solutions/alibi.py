@@ -88,7 +88,8 @@ def masked_softmax(logits, mask):
 
     Examples
     --------
-    >>> print(masked_softmax([[1e4, 1e4, 0.0], [5.0, 1.0, 2.0]], [[True, True, False], [False, False, False]]))
+    >>> print(masked_softmax([[1e4, 1e4, 0.0], [5.0, 1.0, 2.0]],
+    ...                      [[True, True, False], [False, False, False]]))
     [[0.5 0.5 0. ]
      [0.  0.  0. ]]
     """

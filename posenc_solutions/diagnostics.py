@@ -118,7 +118,8 @@ def needle_attention_by_depth(bias_fn, context_len, depths, needle_logit=5.0):
     Examples
     --------
     >>> no_bias = lambda qp, kp: np.zeros((1, len(qp), len(kp)))
-    >>> print(np.round(needle_attention_by_depth(no_bias, 4, [0.0, 1.0], needle_logit=np.log(3)), 3))
+    >>> weights = needle_attention_by_depth(no_bias, 4, [0.0, 1.0], needle_logit=np.log(3))
+    >>> print(np.round(weights, 3))
     [[0.5 0.5]]
     """
     depths = np.asarray(depths, dtype=np.float64)

@@ -124,7 +124,8 @@ def position_parameter_count(scheme, *, d_model, num_heads, num_layers,
 
     Examples
     --------
-    >>> position_parameter_count("learned", d_model=768, num_heads=12, num_layers=12, max_positions=1024)
+    >>> position_parameter_count("learned", d_model=768, num_heads=12, num_layers=12,
+    ...                          max_positions=1024)
     786432
     >>> position_parameter_count("t5", d_model=512, num_heads=8, num_layers=6)
     256

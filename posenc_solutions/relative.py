@@ -110,7 +110,8 @@ def clipped_relative_bias(bias_table, query_positions, key_positions):
     return bias_table[:, np.clip(offsets, -max_offset, max_offset) + max_offset]
 
 
-def t5_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+def t5_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32,
+                                max_distance=128):
     """T5's bucket for each relative position (``key - query``).
 
     Small distances get a bucket each; larger ones share log-spaced buckets up
@@ -153,7 +154,8 @@ def t5_relative_position_bucket(relative_position, bidirectional=True, num_bucke
     return bucket + np.where(is_small, distance, large)
 
 
-def t5_relative_bias(bias_table, query_positions, key_positions, bidirectional=True, max_distance=128):
+def t5_relative_bias(bias_table, query_positions, key_positions, bidirectional=True,
+                     max_distance=128):
     r"""T5 relative attention bias: a learned scalar per head and bucket.
 
     .. math::

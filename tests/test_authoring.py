@@ -6,8 +6,10 @@ checks, then every test cell through the judge against the reference answers). T
 be at ``authoring/exercises.md:LINE``, where LINE is the line of ``at`` in the changed spec.
 """
 
+import re
 import time
 
+import nbformat
 import pytest
 
 from posenc_course.layout import ROOT
@@ -78,3 +80,25 @@ def test_make_notebook_stops_with_the_located_mistakes_and_writes_nothing(tmp_pa
     monkeypatch.setattr(builder, "ROOT", tmp_path)
     assert builder.main([]) == 1
     assert not target.exists()
+
+
+# What a student reads ---------------------------------------------------------------------------
+
+#: The widest code line of a released notebook: wider ones scroll sideways in a JupyterLab cell.
+WIDEST_LINE = 100
+RELEASED = [ROOT / "release" / "posenc" / "exercises.ipynb", ROOT / "release" / "theory" / "theory.ipynb"]
+
+
+@pytest.mark.parametrize("notebook", RELEASED, ids=lambda path: path.name)
+def test_released_code_fits_a_cell_without_scrolling(notebook):
+    wide = [(n, line) for n, cell in enumerate(nbformat.read(str(notebook), as_version=4).cells)
+            if cell.cell_type == "code" for line in cell.source.split("\n") if len(line) > WIDEST_LINE]
+    assert not wide, f"{len(wide)} code lines wider than {WIDEST_LINE} (cell, line): {wide[:3]}"
+
+
+def test_no_stub_shows_a_doubled_backslash():
+    """Docstrings with LaTeX are raw strings: a stub shows `\\sin`, not `\\\\sin` (`\\\\` alone ends a matrix row)."""
+    cells = nbformat.read(str(RELEASED[0]), as_version=4).cells
+    doubled = [cell.source.split("\n")[0] for cell in cells if cell.cell_type == "code"
+               and re.search(r"\\\\[A-Za-z]", cell.source) and cell.metadata.get("nbgrader", {}).get("solution")]
+    assert not doubled, doubled
