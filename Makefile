@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test demo bench mutants notebook release lock clean bubblewrap python FORCE
+.PHONY: install test demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader FORCE
 
 install: $(STAMP)
 
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml requirements.lock $(VENV)/.python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
 	$(BIN)/python -m posenc_course.lab student
-	@$(MAKE) --no-print-directory bubblewrap
+	@$(MAKE) --no-print-directory bubblewrap chromium
 	@touch $(STAMP)
 
 # $(VENV)/.python names the interpreter the venv was made with. It changes (and the venv is made
@@ -57,8 +57,26 @@ bubblewrap:
 	       "grading a class refuses to run without it (README: Platforms)"; \
 	fi
 
+# The real-browser tests of the student's JupyterLab (tests/test_browser.py) drive Debian's chromium with
+# Playwright (which cannot download its own browsers here); installed here as root, as bubblewrap is.
+# Without it those tests are skipped, and say why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get install -y -q chromium >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || \
+	  echo "note: chromium is not installed (sudo apt-get install chromium): the browser tests will be skipped"
+
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
+# instructor does (formgrader, at the course folder). ARGS are passed on: make lab ARGS=release/theory
+lab: $(STAMP)
+	$(BIN)/posenc-lab $(ARGS)
+
+formgrader: $(STAMP)
+	$(BIN)/posenc-lab --instructor $(ARGS)
 
 demo: $(STAMP)
 	$(BIN)/python -m posenc_course.demo
