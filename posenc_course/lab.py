@@ -71,6 +71,15 @@ def write_instructor_config(folder):
     return folder
 
 
+def instructor_environment(folder, environment=None):
+    """`environment` (or this process's) with the instructor's configuration, written into `folder`,
+    first on ``JUPYTER_CONFIG_PATH``: for a Jupyter server with formgrader."""
+    environment = dict(os.environ if environment is None else environment)
+    extra = environment.get("JUPYTER_CONFIG_PATH")
+    environment["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [str(write_instructor_config(folder)), extra]))
+    return environment
+
+
 def lab_command(args, instructor=False, uid=None):
     """The ``jupyter lab`` command line of ``posenc-lab ARGS``, and a note for the user or None."""
     uid = os.getuid() if uid is None and hasattr(os, "getuid") else uid
@@ -96,11 +105,8 @@ def main(argv=None):
     command, note = lab_command(args, instructor)
     if note:
         print(note, file=sys.stderr)
-    environment = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="posenc-lab-") as folder:
-        if instructor:
-            extra = os.environ.get("JUPYTER_CONFIG_PATH")
-            environment["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [str(write_instructor_config(folder)), extra]))
+        environment = instructor_environment(folder) if instructor else dict(os.environ)
         try:
             return subprocess.call(command, env=environment)
         except KeyboardInterrupt:

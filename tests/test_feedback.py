@@ -23,6 +23,7 @@ import pytest
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.feedback import FeedbackSummary, summary
+from posenc_course.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK
 from posenc_course.submissions import reference_answers
 
@@ -185,10 +186,11 @@ def test_a_browser_shows_the_summary_at_the_top(graded, tmp_path):
     print(f"feedback screenshot: {shot}")
 
 
-def test_formgrader_shows_the_graded_notebook_and_the_same_scores(graded):
-    """nbgrader's instructor UI, served by a real Jupyter server in the course: its API gives the
-    gradebook's partial scores, and its page of a graded submission renders (the feedback's template
-    stays out of formgrader's way)."""
+def test_formgrader_shows_the_graded_notebook_and_the_same_scores(graded, tmp_path):
+    """nbgrader's instructor UI, served by a real Jupyter server in the course with the instructor's
+    set-up (:func:`posenc_course.lab.instructor_environment`): its API gives the gradebook's partial
+    scores, and its page of a graded submission renders (the feedback's template stays out of
+    formgrader's way)."""
     import socket
     import time
     import urllib.request
@@ -198,7 +200,8 @@ def test_formgrader_shows_the_graded_notebook_and_the_same_scores(graded):
         port = probe.getsockname()[1]
     server = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--no-browser", f"--port={port}",
                                "--ServerApp.token=posenc-test", "--allow-root", "--ServerApp.ip=127.0.0.1"],
-                              cwd=graded.course, env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              cwd=graded.course, env=instructor_environment(tmp_path, nbgrader_env()),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)
     base = f"http://127.0.0.1:{port}/formgrader"
     try:
