@@ -28,7 +28,7 @@ c.ClearSolutions.text_stub = "*Write your answer here.*"
 # an error that says the function is not answered yet. A concept question's answer becomes
 # `name = ...  # YOUR ANSWER HERE`: Run All goes past it, and its test cell says "not answered yet".
 c.ClearSolutions.code_stub = {
-    "python": '# YOUR CODE HERE\nraise NotImplementedError("not answered yet: write your code here, in place of this line")'}
+    "python": '# YOUR CODE HERE\nraise NotImplementedError("not answered yet: write this function here, in place of this line")'}
 c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
 
 # Hardened grading (posenc_course/grading.py): an unreadable notebook is graded as the blank

@@ -297,7 +297,7 @@ def test_a_common_mistake_shows_its_message_and_not_the_helpers_code(page, lab, 
     [error] = errors(run(page, "ex01_sinusoidal_row_test"))
     page.screenshot(path=screenshots / "05-a-common-mistake.png")
     assert exercise == "ex01"
-    assert "AssertionError: sinusoidal_row(0, 6): sin(0) and cos(0) in every pair" in error
+    assert "AssertionError: sinusoidal_row(0, 6): interleaved, sin(0) = 0 and cos(0) = 1 in every pair" in error
     assert "expected" in error and "got" in error
     assert not any(code in error for code in HELPER_CODE), error
 
