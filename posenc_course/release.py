@@ -17,8 +17,6 @@ import re
 from nbgrader.preprocessors import ClearSolutions
 from traitlets import Unicode
 
-BEGIN, END = "BEGIN SOLUTION", "END SOLUTION"
-
 
 def assigned_names(code):
     """The names a piece of top-level code assigns, in order, if that is all it does; else None."""
