@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from .course import nbgrader_env, new_course
+from .course import load_config, nbgrader_api, nbgrader_env, new_course
 from .feedback import checks_by_exercise, shorten, tested_name
 from .layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, grade_id
 
@@ -73,14 +73,9 @@ def grade(notebook_path, workdir):
     os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic`: the one beside this Python
     # nbgrader's own use of SQLAlchemy warns about its session on every autograde: not ours to fix.
     warnings.filterwarnings("ignore", message="Object of type <Submitted")
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    config.CourseDirectory.root = str(course)
+    config = load_config(course)
     config.ResilientExecute.sandbox = "if-available"  # the learner's own code: sandboxed where Linux can
-    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    api = nbgrader_api(config)
     progress("preparing the assignment with its hidden tests")
     result = api.generate_assignment(ASSIGNMENT)
     if not result["success"]:

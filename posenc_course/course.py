@@ -29,6 +29,27 @@ def run_nbgrader(cwd, *args, env=None, capture=True, timeout=1800):
     )
 
 
+def load_config(course):
+    """The course's ``nbgrader_config.py``, loaded as nbgrader loads it, with the course as its root."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    config.CourseDirectory.root = str(course)
+    return config
+
+
+def nbgrader_api(config):
+    """nbgrader's Python API (``NbGraderAPI``) on the course that `config` (:func:`load_config`) is of.
+
+    nbgrader is imported here, once per process: its commands are then method calls, with no new
+    start-up each.
+    """
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
 def new_course(directory):
     """A new course directory holding this repository's config and source; return its path."""
     course = Path(directory)

@@ -476,9 +476,15 @@ def mark_graded(assignment, student, notebooks):
         (folder / GRADED_MARKER).write_text("graded\n")
 
 
-def remove_unfinished(root=None):
-    """Remove ``autograded/STUDENT/ASSIGNMENT`` folders of the course at `root` whose grading never finished."""
+def remove_unfinished(root=None, students=None):
+    """Remove ``autograded/STUDENT/ASSIGNMENT`` folders of the course at `root` whose grading never finished.
+
+    `students` (ids) limits it to theirs: a shard of a class (:mod:`posenc_course.grade_class`) must not
+    touch the folders that another shard is grading at the same time.
+    """
     for folder in sorted(course_root(root).glob("autograded/*/*")):
+        if students is not None and folder.parent.name not in students:
+            continue
         if folder.is_dir() and any(folder.glob("*.ipynb")) and not (folder / GRADED_MARKER).exists():
             log.warning("posenc: %s was left half-graded by an interrupted run: it is graded again", folder)
             shutil.rmtree(folder)
