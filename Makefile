@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader FORCE
+.PHONY: install test demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade postgresql FORCE
 
 install: $(STAMP)
 
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml requirements.lock $(VENV)/.python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
 	$(BIN)/python -m posenc_course.lab student
-	@$(MAKE) --no-print-directory bubblewrap chromium
+	@$(MAKE) --no-print-directory bubblewrap chromium postgresql
 	@touch $(STAMP)
 
 # $(VENV)/.python names the interpreter the venv was made with. It changes (and the venv is made
@@ -67,6 +67,16 @@ chromium:
 	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || \
 	  echo "note: chromium is not installed (sudo apt-get install chromium): the browser tests will be skipped"
 
+# PostgreSQL, for a gradebook shared between machines (README: Grading a large class), and for the tests
+# that start a server of their own (tests/test_grade_class.py): Debian's package, installed here as
+# root. Without it those tests are skipped, and say why; the SQLite gradebook needs nothing.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get install -y -q postgresql >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q postgresql >/dev/null 2>&1; }; }; } || \
+	  echo "note: PostgreSQL is not installed (sudo apt-get install postgresql): its tests will be skipped"
+
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
@@ -77,6 +87,10 @@ lab: $(STAMP)
 
 formgrader: $(STAMP)
 	$(BIN)/posenc-lab --instructor $(ARGS)
+
+# Grade the class in parallel (posenc-grade, README: Grading a large class): make grade ARGS="--jobs 2"
+grade: $(STAMP)
+	$(BIN)/posenc-grade $(ARGS)
 
 demo: $(STAMP)
 	$(BIN)/python -m posenc_course.demo
@@ -99,6 +113,7 @@ mutants: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_solutions.py
 	$(BIN)/python benchmarks/bench_grading.py
+	$(BIN)/python benchmarks/bench_class.py
 
 # Refresh the pinned versions after changing the ranges in pyproject.toml. requirements.lock is one
 # universal lock made by uv (`uv pip compile --universal`): exact versions for every Python from

@@ -27,6 +27,7 @@ how many were graded, skipped and failed (and why), and where the log is. Exit c
 
 import argparse
 import fnmatch
+import math
 import multiprocessing
 import os
 import signal
@@ -41,6 +42,7 @@ from traitlets import Float, Integer, Unicode
 from traitlets.config import Configurable
 
 from .course import load_config, nbgrader_api, nbgrader_env
+from .kernel import die_with_parent
 from .layout import ASSIGNMENT, course_root
 
 PROGRAM = "posenc-grade"
@@ -149,18 +151,6 @@ class Stopped(BaseException):
 
 def _stop(signum, frame):
     raise Stopped()
-
-
-def die_with_parent(signum=signal.SIGTERM):
-    """Have the kernel send this process `signum` when its parent dies, even by SIGKILL (Linux only)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
 
 
 def graded_marker(course, student, assignment):
@@ -362,7 +352,16 @@ def summary(outcomes, seconds, jobs, log_path, assignment, shard=None):
 # The command ---------------------------------------------------------------------------------------
 
 def default_jobs():
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """The cores this process may use: those it may run on, capped by its cgroup's CPU quota (a container's
+    CPU limit, which Kubernetes sets and the affinity does not show)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cores
 
 
 def run(args):

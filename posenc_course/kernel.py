@@ -25,6 +25,7 @@ The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE
 and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
 """
 
+import functools
 import importlib.util
 import json
 import math
@@ -39,8 +40,6 @@ import sys
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-
-from jupyter_client.kernelspec import KernelSpecManager
 
 from .layout import course_root
 
@@ -121,25 +120,41 @@ def sandbox_problem():
     return None
 
 
-class GradingKernelSpecManager(KernelSpecManager):
-    """Jupyter's kernel specs, and the grading kernel's, which is installed nowhere.
+@functools.lru_cache(maxsize=1)
+def _grading_kernel_spec_manager():
+    from jupyter_client.kernelspec import KernelSpecManager
 
-    The grader asks for :data:`KERNEL_NAME` through this manager
-    (:meth:`posenc_course.grading.ResilientExecute.create_kernel_manager`). It is not written into any
-    ``share/jupyter/kernels``: JupyterLab's Launcher and kernel menu, which a student uses, never offer it.
-    """
+    class GradingKernelSpecManager(KernelSpecManager):
+        """Jupyter's kernel specs, and the grading kernel's, which is installed nowhere.
 
-    def get_kernel_spec(self, kernel_name):
-        if kernel_name != KERNEL_NAME:
-            return super().get_kernel_spec(kernel_name)
-        return self.kernel_spec_class(
-            resource_dir=str(Path(__file__).parent),
-            argv=[sys.executable, "-m", "posenc_course.kernel", "-f", "{connection_file}"],
-            display_name="Python 3 (posenc grading sandbox)",
-            language="python",
-            interrupt_mode="message",  # a signal would reach bwrap, not the kernel
-            metadata={"debugger": False},
-        )
+        The grader asks for :data:`KERNEL_NAME` through this manager
+        (:meth:`posenc_course.grading.ResilientExecute.create_kernel_manager`). It is not written into any
+        ``share/jupyter/kernels``: JupyterLab's Launcher and kernel menu, which a student uses, never offer it.
+        """
+
+        def get_kernel_spec(self, kernel_name):
+            if kernel_name != KERNEL_NAME:
+                return super().get_kernel_spec(kernel_name)
+            return self.kernel_spec_class(
+                resource_dir=str(Path(__file__).parent),
+                argv=[sys.executable, "-m", "posenc_course.kernel", "-f", "{connection_file}"],
+                display_name="Python 3 (posenc grading sandbox)",
+                language="python",
+                interrupt_mode="message",  # a signal would reach bwrap, not the kernel
+                metadata={"debugger": False},
+            )
+
+    GradingKernelSpecManager.__module__, GradingKernelSpecManager.__qualname__ = __name__, "GradingKernelSpecManager"
+    return GradingKernelSpecManager
+
+
+def __getattr__(name):
+    """``GradingKernelSpecManager``, made when the grader first asks for it: this module is also the grading
+    kernel's launcher, which starts twice per submission (outside the sandbox, then inside), and need not
+    import jupyter_client for that (0.1 s; `make bench`)."""
+    if name == "GradingKernelSpecManager":
+        return _grading_kernel_spec_manager()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # The sandbox ------------------------------------------------------------------------------------
@@ -360,6 +375,22 @@ def remove_stale_cgroups():
                         time.sleep(0.05)
 
 
+def die_with_parent(signum=signal.SIGKILL):
+    """Have the kernel (Linux's) send this process `signum` when its parent dies, even by SIGKILL. It is
+    kept across ``exec``: bwrap's outer process, killed so, ends the sandbox and its PID namespace
+    (``--die-with-parent``); a grading worker (:mod:`posenc_course.grade_class`), sent SIGTERM, stops its
+    kernel on the way out."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def enter_sandbox(argv, limits, cwd):
     """Replace this process with the kernel's command `argv` in a fresh sandbox; raise SandboxError if not possible."""
     connection_file = argv[argv.index("-f") + 1] if "-f" in argv[:-1] else None
@@ -369,6 +400,7 @@ def enter_sandbox(argv, limits, cwd):
     command = sandbox_command(Path(cwd), folder, limits) + _account_files() + \
         [sys.executable, "-m", "posenc_course.kernel", *argv]
     cap_processes(limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
+    die_with_parent(signal.SIGKILL)  # a grader killed outright takes its sandbox with it
     os.execvpe(command[0], command, sandbox_environment(limits))
 
 

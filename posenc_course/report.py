@@ -11,13 +11,15 @@ from nbgrader.api import Gradebook, MissingEntry
 from .layout import ASSIGNMENT, NOTEBOOK_ID, exercise_of
 
 
-def exercise_scores(gradebook_path, assignment=ASSIGNMENT, notebook=NOTEBOOK_ID):
-    """``{student: {exercise: (score, max_score)}}`` for every graded submission.
+def exercise_scores(gradebook, assignment=ASSIGNMENT, notebook=NOTEBOOK_ID):
+    """``{student: {exercise: (score, max_score)}}`` for every graded submission in `gradebook`: the
+    path of a SQLite file, or a database URL (``postgresql://...``).
 
     Students without a submitted notebook are left out.
     """
     scores = {}
-    with Gradebook(f"sqlite:///{gradebook_path}") as gradebook:
+    url = str(gradebook) if "://" in str(gradebook) else f"sqlite:///{gradebook}"
+    with Gradebook(url) as gradebook:
         for student in gradebook.students:
             try:
                 submitted = gradebook.find_submission_notebook(notebook, assignment, student.id)

@@ -583,3 +583,37 @@ def test_an_interrupted_run_is_finished_by_running_it_again(tmp_path):
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         assert len(gradebook.assignment_submissions("posenc")) == len(class_), "one submission row per student"
+
+
+METADATA_CHANGES = {
+    "valid": lambda meta: None,
+    "points not a number": lambda meta: meta.update(points="three"),
+    "negative points": lambda meta: meta.update(points=-1),
+    "no grade_id": lambda meta: meta.pop("grade_id"),
+    "an unknown key": lambda meta: meta.update(extra=1),
+    "grade not a boolean": lambda meta: meta.update(grade="yes"),
+    "an older schema": lambda meta: meta.update(schema_version=2),
+    "a newer schema": lambda meta: meta.update(schema_version=9),
+}
+
+
+@pytest.mark.parametrize("change", METADATA_CHANGES, ids=str)
+def test_the_faster_metadata_check_gives_nbgraders_verdict(change):
+    """posenc_course.grading.CheckCellMetadata (its schema checked once) accepts and rejects exactly what
+    nbgrader's does, with the same error."""
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    from posenc_course.grading import OnceCheckedSchemaValidator
+
+    def verdict(validator):
+        cell = copy.deepcopy(next(c for c in SOURCE.cells if c.metadata.get("nbgrader", {}).get("grade")))
+        METADATA_CHANGES[change](cell.metadata.nbgrader)
+        try:
+            validator.validate_cell(cell)
+        except Exception as error:  # the verdict is the error's type and message
+            return type(error).__name__, str(error)
+        return "valid"
+
+    expected = verdict(MetadataValidator())
+    assert (expected == "valid") == (change == "valid")
+    assert verdict(OnceCheckedSchemaValidator()) == expected
