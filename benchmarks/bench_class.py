@@ -4,11 +4,13 @@ A class of 60 (a third right, a third with two realistic mistakes, a third blank
 
 1. by ``nbgrader autograde posenc --force``, one submission after another: the baseline;
 2. by ``posenc-grade --force --jobs 1``: the same work in one worker (what the worker pool itself costs);
-3. by ``posenc-grade --force --jobs J`` for J = 2 and up to the cores this process may use.
+3. by ``posenc-grade --force --jobs J`` for J = 2 and one more than the cores (a worker waiting on its
+   kernel leaves a core idle; one more worker fills it).
 
-Then where a submission's time goes, each part measured on its own: starting a process that imports
-nbgrader, starting the sandboxed grading kernel, running the graded notebook in it, and the gradebook's
-share. And a model of the wall time, fitted on runs 2 and 3:
+Each line says how busy the machine's cores were. Then where one submission's time goes: each phase of
+grading timed in a worker-like process (the kernel's start-up and shutdown, the cells, nbgrader's
+metadata check, the gradebook), and what two of this course's savings are worth, measured the same way
+with each undone. And a model of the wall time, fitted on runs 2 and 3:
 
     T(n, J) = S + n * c / min(J, cores) / efficiency
 
@@ -18,15 +20,17 @@ S: the start-up of a worker (paid once, in parallel); c: the cost of one submiss
 """
 
 import argparse
+import collections
+import importlib
 import os
-import shutil
+import warnings
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.demo import MISTAKES
 from posenc_course.grade_class import default_jobs
 from posenc_course.submissions import make_submission, reference_answers, write_submission
@@ -42,21 +46,28 @@ def make_class(course, size):
         write_submission(kinds[number % 3], course / "submitted", f"s{number:03d}")
 
 
+def cpu_ticks():
+    """(busy, all) clock ticks of every core since boot (Linux), or None."""
+    try:
+        ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return None
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)  # less idle and iowait
+
+
 def timed(command, course):
-    started = time.perf_counter()
+    """Run `command` in `course`; return (seconds, the share of the machine's CPU time that was busy)."""
+    before, started = cpu_ticks(), time.perf_counter()
     result = subprocess.run(command, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
-    seconds = time.perf_counter() - started
+    seconds, after = time.perf_counter() - started, cpu_ticks()
     if result.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
-    return seconds
+    busy = (after[0] - before[0]) / max(after[1] - before[1], 1) if before and after else float("nan")
+    return seconds, busy
 
 
 def serial(course):
-    started = time.perf_counter()
-    result = run_nbgrader(course, "autograde", "posenc", "--force")
-    if result.returncode != 0:
-        sys.exit(result.stdout[-3000:] + result.stderr[-3000:])
-    return time.perf_counter() - started
+    return timed([sys.executable, "-m", "nbgrader", "autograde", "posenc", "--force"], course)
 
 
 def parallel(course, jobs):
@@ -65,61 +76,74 @@ def parallel(course, jobs):
 
 def nbgrader_startup():
     """Seconds to start a Python that imports what a worker imports before its first submission."""
-    return min(timed([sys.executable, "-c", "import nbgrader.apps, nbgrader.api, posenc_course.grading"], ".")
+    return min(timed([sys.executable, "-c", "import nbgrader.apps, nbgrader.api, posenc_course.grading"], ".")[0]
                for _ in range(3))
 
 
-def kernel_startup(course):
-    """Seconds to start the sandboxed grading kernel and have it answer, best of 3."""
-    from jupyter_client import KernelManager
-
-    from posenc_course import kernel
-
-    best = float("inf")
-    for _ in range(3):
-        manager = KernelManager(kernel_name=kernel.KERNEL_NAME, kernel_spec_manager=kernel.GradingKernelSpecManager())
-        folder = tempfile.mkdtemp(prefix="posenc-kernel-")  # as ResilientExecute starts it: ipc, in a folder
-        manager.transport, manager.ip = "ipc", os.path.join(folder, "kernel-ipc")
-        manager.connection_file = os.path.join(folder, "kernel.json")
-        started = time.perf_counter()
-        manager.start_kernel(cwd=str(course), extra_arguments=["--sandbox=require", kernel.Limits().argument()])
-        client = manager.client()
-        client.start_channels()
-        client.wait_for_ready(timeout=60)
-        best = min(best, time.perf_counter() - started)
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-        shutil.rmtree(folder, ignore_errors=True)
-    return best
+PHASES = {  # label: [(module, class, method, is it a coroutine)]
+    "the kernel's start-up, until it answers": [("jupyter_client.asynchronous.client", "AsyncKernelClient",
+                                                 "wait_for_ready", True)],
+    "the cells: answers in the kernel, tests in the judge": [("posenc_course.grading", "ResilientExecute",
+                                                              "preprocess_cell", False)],
+    "the kernel's shutdown": [("jupyter_client.manager", "AsyncKernelManager", "shutdown_kernel", True)],
+    "the cell metadata check (twice)": [("nbgrader.preprocessors", "CheckCellMetadata", "preprocess", False),
+                                        ("posenc_course.grading", "CheckCellMetadata", "preprocess", False)],
+    "the grades into the gradebook (SaveAutoGrades)": [("nbgrader.preprocessors", "SaveAutoGrades", "preprocess",
+                                                        False)],
+    "opening the gradebook (six times)": [("nbgrader.api", "Gradebook", "__init__", False)],
+}
+SPENT = collections.Counter()  #: seconds in each phase, since it was last cleared
 
 
-def gradebook_share(course, students):
-    """Seconds per submission of nbgrader's gradebook work in autograde: the six times it opens the
-    gradebook, and what it reads and writes, replayed for `students` on a copy of the class's gradebook."""
-    from nbgrader.api import Gradebook
+def instrument():
+    """Wrap each method of :data:`PHASES` to add its wall time to :data:`SPENT`; once per process."""
+    for label, methods in PHASES.items():
+        for module, name, method, is_async in methods:
+            cls = getattr(importlib.import_module(module), name)
+            original = getattr(cls, method)
+            if is_async:
+                async def wrapper(*args, _original=original, _label=label, **kwargs):
+                    started = time.perf_counter()
+                    try:
+                        return await _original(*args, **kwargs)
+                    finally:
+                        SPENT[_label] += time.perf_counter() - started
+            else:
+                def wrapper(*args, _original=original, _label=label, **kwargs):
+                    started = time.perf_counter()
+                    try:
+                        return _original(*args, **kwargs)
+                    finally:
+                        SPENT[_label] += time.perf_counter() - started
+            setattr(cls, method, wrapper)
 
-    with tempfile.TemporaryDirectory() as folder:
-        copy = Path(folder) / "gradebook.db"
-        shutil.copy(course / "gradebook.db", copy)
-        url = f"sqlite:///{copy}?timeout=60"
-        started = time.perf_counter()
-        for student in students:
-            with Gradebook(url, "posenc") as gradebook:
-                gradebook.update_or_create_student(student)
-            with Gradebook(url, "posenc") as gradebook:
-                gradebook.find_assignment("posenc")
-            with Gradebook(url, "posenc") as gradebook:
-                gradebook.update_or_create_submission("posenc", student)
-            with Gradebook(url, "posenc") as gradebook:
-                gradebook.find_notebook("exercises", "posenc")
-            with Gradebook(url, "posenc") as gradebook:
-                gradebook.find_assignment("posenc")
-            with Gradebook(url, "posenc") as gradebook:  # SaveAutoGrades: every grade of the notebook
-                notebook = gradebook.find_submission_notebook("exercises", "posenc", student)
-                for grade in notebook.grades:
-                    grade.auto_score = grade.max_score
-                gradebook.db.commit()
-        return (time.perf_counter() - started) / len(students)
+
+def phases(course, students, change=None):
+    """Grade `students` one after another in this process, as a worker does, with the course's settings
+    (``change(config)`` changes them): seconds per submission, in all and in each phase of :data:`PHASES`."""
+    from posenc_course.course import load_config, nbgrader_api
+
+    config = load_config(course)
+    if change:
+        change(config)
+    api = nbgrader_api(config)
+    api.autograde("posenc", students[0], force=True)  # warm: the judge's predictions, first imports
+    SPENT.clear()
+    started = time.perf_counter()
+    for student in students[1:]:
+        api.autograde("posenc", student, force=True)
+    count = len(students) - 1
+    return (time.perf_counter() - started) / count, {label: SPENT[label] / count for label in PHASES}
+
+
+def graceful_shutdown(config):
+    config.ResilientExecute.shutdown_kernel = "graceful"
+
+
+def nbgraders_metadata_check(config):
+    for name in ("sanitize_preprocessors", "autograde_preprocessors"):
+        config.Autograde[name] = [p.replace("posenc_course.grading.CheckCellMetadata",
+                                            "nbgrader.preprocessors.CheckCellMetadata") for p in config.Autograde[name]]
 
 
 def main(argv=None):
@@ -137,43 +161,48 @@ def main(argv=None):
         make_class(course, n)
         print(f"A class of {n} (right, two mistakes, blank, in turn) on {cores} cores "
               f"({os.cpu_count()} on the machine):", flush=True)
-        runs = {"serial": serial(course)}
-        print(f"1. nbgrader autograde, serial        {runs['serial']:7.1f} s   {runs['serial'] / n:5.2f} s each   1.00x",
-              flush=True)
+        runs, busy = {}, {}
+        runs["serial"], busy["serial"] = serial(course)
+        print(f"1. nbgrader autograde, serial        {runs['serial']:7.1f} s   {runs['serial'] / n:5.2f} s each   1.00x"
+              f"   cores busy {busy['serial']:4.0%}", flush=True)
         for j in [1, *jobs]:
-            runs[j] = parallel(course, j)
+            runs[j], busy[j] = parallel(course, j)
             print(f"{2 if j == 1 else 3}. posenc-grade --jobs {j:<2}             {runs[j]:7.1f} s   "
-                  f"{runs[j] / n:5.2f} s each   {runs['serial'] / runs[j]:4.2f}x"
+                  f"{runs[j] / n:5.2f} s each   {runs['serial'] / runs[j]:4.2f}x   cores busy {busy[j]:4.0%}"
                   + ("   (goal with 2 workers on 2 cores: at least 1.70x)" if j == 2 else ""), flush=True)
 
-        startup, kernel_start = nbgrader_startup(), kernel_startup(course)
-        from bench_grading import execute_seconds, graded_notebook  # the notebook alone, as benchmark 1 there
-
-        notebook = graded_notebook(course / "source" / "posenc" / "exercises.ipynb")
-        execution = min(execute_seconds(notebook) for _ in range(3))
-        gradebook = gradebook_share(course, [f"s{i:03d}" for i in range(min(n, 20))])
-        per = runs[1] / n
-        print("\nWhere one submission's time goes (each part measured on its own):")
-        print(f"   a worker's start-up (Python, nbgrader, posenc_course)  {startup:5.2f} s   once per worker")
-        print(f"   the sandboxed grading kernel's start-up                 {kernel_start:5.2f} s   "
-              f"{kernel_start / per:4.0%} of a submission")
-        print(f"   the graded notebook, run in a plain kernel (start-up included)  {execution:5.2f} s")
-        print(f"   the gradebook (six openings and the grades' writes)     {gradebook:5.2f} s   {gradebook / per:4.0%}")
-        print(f"   one submission in one worker, all in                    {per:5.2f} s   (run 2 / {n})")
+        startup = nbgrader_startup()
+        warnings.filterwarnings("ignore")
+        os.environ["PATH"] = nbgrader_env()["PATH"]
+        instrument()
+        sample = [f"s{i:03d}" for i in range(min(n, 13))]
+        per, spent = phases(course, sample)
+        print(f"\nWhere one submission's time goes, in one worker ({len(sample) - 1} submissions, each phase timed):")
+        print(f"   {'a worker starting: Python, nbgrader, posenc_course (once per worker)':<58} {startup:5.2f} s")
+        for label, seconds in spent.items():
+            print(f"   {label:<58} {seconds:5.2f} s  {seconds / per:4.0%}")
+        print(f"   {'the rest: nbgrader reading, sanitizing, writing notebooks':<58} {per - sum(spent.values()):5.2f} s  "
+              f"{(per - sum(spent.values())) / per:4.0%}")
+        print(f"   {'one submission, all in':<58} {per:5.2f} s")
+        print("What two of this course's savings are worth, measured the same way just after:")
+        for label, change in [("the kernel shut down politely (nbclient's default)", graceful_shutdown),
+                              ("nbgrader's own metadata check", nbgraders_metadata_check)]:
+            slower, _ = phases(course, sample, change)
+            print(f"   with {label:<54} {slower:5.2f} s  ({slower - per:+.2f} s)")
 
         # T(n, J) = S + n c / min(J, cores) / efficiency, S and c from the 1-worker run
         c = (runs[1] - startup) / n
-        print(f"\nModel: T(n, J) = {startup:.1f} s + n * {c:.2f} s / min(J, {cores}) / efficiency")
+        print(f"\nModel: T(n, J) = {startup:.1f} s + n * {c:.2f} s / min(J, cores) / efficiency")
+        efficiency = {}
         for j in jobs:
             ideal = startup + n * c / min(j, cores)
-            efficiency = (n * c / min(j, cores)) / max(runs[j] - startup, 1e-9)
-            print(f"   J={j}: ideal {ideal:6.1f} s, measured {runs[j]:6.1f} s: efficiency {efficiency:4.0%} "
-                  "(what the shared cores, memory bandwidth and the gradebook leave)")
-        print(f"   For 1,000 submissions on {cores} cores: about "
-              f"{(startup + 1000 * c / cores / 0.9) / 60:.0f} min at 90% efficiency, against "
-              f"{1000 * runs['serial'] / n / 60:.0f} min serially")
+            efficiency[j] = (n * c / min(j, cores)) / max(runs[j] - startup, 1e-9)
+            print(f"   J={j}: ideal {ideal:6.1f} s, measured {runs[j]:6.1f} s: efficiency {efficiency[j]:4.0%}")
+        best = max(efficiency.values())
+        print(f"   1,000 submissions, one worker per core, at this run's best efficiency ({best:.0%}): "
+              + ", ".join(f"{k} cores {(startup + 1000 * c / k / best) / 60:.0f} min" for k in (2, 4, 8, 16))
+              + f"; serially {1000 * runs['serial'] / n / 60:.0f} min")
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).parent))
     main()

@@ -224,37 +224,38 @@ def gone(pids, seconds=30):
     return not any(Path(f"/proc/{pid}").exists() for pid in pids)
 
 
-def start_and_wait_for(course, graded, *args):
-    """Start posenc-grade in `course`; return it once `graded` submissions have finished."""
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", *args], cwd=course, env=nbgrader_env(),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 300
-    while len(list(course.glob(f"autograded/*/posenc/{GRADED_MARKER}"))) < graded:
-        assert run.poll() is None and time.monotonic() < deadline, "posenc-grade ended before it could be interrupted"
-        time.sleep(0.05)
-    return run
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_parallel_run_is_finished_by_running_it_again(tmp_path):
-    """SIGKILL the command part-way: its workers and their kernels go with it, and the same command again
-    grades the rest, skips what was graded, and gives every student the expected scores."""
-    course = make_course(tmp_path / "course", SMALL_CLASS)
-    run = start_and_wait_for(course, 2, "--jobs", "2")
+    """SIGKILL the command while a worker is in a cell that sleeps for the whole 20 s cell timeout: its
+    workers and their kernels go with it at once (they do not finish the submission), and the same
+    command again grades the rest, skips what was graded, and gives every student the expected scores."""
+    class_ = SMALL_CLASS + [STUDENTS["hostile-sleep"]]
+    course = make_course(tmp_path / "course", class_)
+    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
+                           env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sleeper = course / "autograded" / "hostile-sleep" / "posenc" / "exercises.ipynb"
+    deadline = time.monotonic() + 300
+    while not sleeper.exists():  # its notebook is sanitized: it is about to run
+        assert run.poll() is None and time.monotonic() < deadline, "posenc-grade ended before it could be interrupted"
+        time.sleep(0.05)
+    time.sleep(4)  # in its sleeping cell (ex09), 20 s from its timeout
     workers = children_of(run.pid)
+    killed = time.monotonic()
     run.send_signal(signal.SIGKILL)
     run.wait()
-    assert workers and gone(workers), "a worker outlived the killed posenc-grade"
-    assert gone(kernels_of(course)), "a grading kernel outlived the killed posenc-grade"
+    assert workers and gone(workers, seconds=10), "a worker outlived the killed posenc-grade"
+    assert gone(kernels_of(course), seconds=5), "a grading kernel outlived the killed posenc-grade"
+    assert time.monotonic() - killed < 15, "the workers finished their submissions instead of stopping"
+    assert not (sleeper.parent / GRADED_MARKER).exists()
     finished = len(list(course.glob(f"autograded/*/posenc/{GRADED_MARKER}")))
-    assert finished < len(SMALL_CLASS), "the run had finished before it was killed"
+    assert finished < len(class_), "the run had finished before it was killed"
 
     result = posenc_grade(course, "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr[-5000:]
     assert f"skipped: {finished} already graded" in result.stdout, result.stdout
-    assert f"graded:  {len(SMALL_CLASS) - finished}" in result.stdout, result.stdout
-    assert_expected_scores(db_url_of(course), SMALL_CLASS)
-    assert grades(db_url_of(course))[1] == len(SMALL_CLASS), "one submission row per student"
+    assert f"graded:  {len(class_) - finished}" in result.stdout, result.stdout
+    assert_expected_scores(db_url_of(course), class_)
+    assert grades(db_url_of(course))[1] == len(class_), "one submission row per student"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
