@@ -99,7 +99,8 @@ def shard_of(students, index, count):
 def select_students(course, assignment, patterns=()):
     """The students with a submission of `assignment` in ``submitted/``, sorted; `patterns` (nbgrader's
     ``--student`` globs, each may be a comma-separated list) keep only those that match one."""
-    submitted = sorted(folder.parent.name for folder in Path(course).glob(f"submitted/*/{assignment}") if folder.is_dir())
+    folders = Path(course).glob(f"submitted/*/{assignment}")
+    submitted = sorted(folder.parent.name for folder in folders if folder.is_dir())
     wanted = [p.strip() for pattern in patterns for p in pattern.split(",") if p.strip()]
     if not wanted:
         return submitted
@@ -399,7 +400,10 @@ def run(args):
     os.environ["PATH"] = nbgrader_env()["PATH"]
     from .grading import refuse_without_sandbox, remove_unfinished
 
-    refuse_without_sandbox(config)
+    try:
+        refuse_without_sandbox(config)
+    except SystemExit as stop:  # the sandbox is required and cannot be made here: it says what to do
+        raise UsageError(str(stop).removeprefix("posenc: ")) from None
     prepare_gradebook(db_url, config.CourseDirectory.get("course_id", "default_course"), args.assignment)
     remove_unfinished(course, set(students))  # only this run's students: other shards may be grading theirs
 

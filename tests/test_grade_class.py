@@ -118,7 +118,8 @@ def postgresql():
     module; the server is stopped and its folder removed at the end."""
     programs = postgresql_programs()
     if programs is None:
-        pytest.skip("PostgreSQL is not installed (Debian: sudo apt-get install postgresql; `make install` does it as root)")
+        pytest.skip("PostgreSQL is not installed (Debian: sudo apt-get install postgresql; "
+                    "`make install` does it as root)")
     user = {}
     if os.geteuid() == 0:  # PostgreSQL refuses to run as root: the server runs as Debian's postgres user
         try:
@@ -182,7 +183,8 @@ def test_shards_on_one_postgresql_gradebook_equal_a_serial_run(serial, postgresq
     class with two workers into one PostgreSQL gradebook: together, the scores of a serial run."""
     course = make_course(tmp_path / "course", CLASS, postgresql())
     shards = [subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--shard", f"{i}/3", "--jobs", "2"],
-                               cwd=course, env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               cwd=course, env=nbgrader_env(), text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
               for i in range(3)]
     outputs = [shard.communicate(timeout=900) for shard in shards]
     assert [shard.returncode for shard in shards] == [0, 0, 0], outputs

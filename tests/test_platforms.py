@@ -137,3 +137,14 @@ def test_the_sandbox_works_on_this_linux_machine():
     """CI's machine is Linux with bubblewrap: the grading tests there run sandboxed."""
     assert sys.platform.startswith("linux")
     assert kernel.sandbox_problem() is None, kernel.sandbox_problem()
+
+
+def test_grading_a_class_in_parallel_without_the_sandbox_stops_at_once_too(course, no_sandbox):
+    """posenc-grade checks the sandbox before starting a worker, and says the same."""
+    result = subprocess.run([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
+                            env=no_sandbox, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stdout + result.stderr
+    output = result.stderr
+    assert "stopped before grading anything" in output and "No permissions to create new namespace" in output, output
+    assert ADVICE in output and "Traceback" not in output, output
+    assert not (course / "autograded" / "reference").exists() and not graded_students(course)
