@@ -54,10 +54,6 @@ c.Autograde.sanitize_preprocessors = [
 # need that cell lose points (posenc_course.grading.ResilientExecute). The kernel is installed nowhere:
 # JupyterLab never offers it to a student, and `nbgrader validate` runs the notebook's own kernel.
 c.ResilientExecute.kernel_name = "posenc-grader"
-# Once a submission's last cell has run, its kernel is killed rather than asked to stop: its sandbox ends
-# with it (bubblewrap's --die-with-parent), and grading saves the 0.1 s a polite shutdown waits for
-# (`make bench`: "Where one submission's time goes").
-c.ResilientExecute.shutdown_kernel = "immediate"
 # The sandbox needs Linux with bubblewrap. "require": without it no submission is graded, and the
 # error says what to do; "off" grades without it, only for submissions you trust (on macOS, say).
 c.ResilientExecute.sandbox = "require"
