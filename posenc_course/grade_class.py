@@ -150,7 +150,12 @@ class Stopped(BaseException):
     """Raised in a worker by SIGTERM: its kernel is shut down on the way out (nbclient's cleanup)."""
 
 
+_stopping = False  #: a worker was told to stop: nbgrader's autograde catches even Stopped
+
+
 def _stop(signum, frame):
+    global _stopping
+    _stopping = True
     raise Stopped()
 
 
@@ -198,6 +203,8 @@ def work(course, db_url, log_path, connection):
             assignment, student, force = task
             before, started = graded_marker(course, student, assignment), time.monotonic()
             result = api.autograde(assignment, student, force=force)
+            if _stopping:  # interrupted mid-submission: it stays half-graded, for the next run to grade
+                return
             seconds = time.monotonic() - started
             if not result["success"]:
                 outcome = Outcome(student, "failed", seconds, failure_reason(result))
@@ -282,8 +289,14 @@ def grade_in_parallel(course, students, assignment, db_url, jobs, log_path, forc
                         workers.append(Worker(context, course, db_url, log_path))
     finally:
         for worker in workers:
+            worker.connection.close()  # an idle worker sees the end of its pipe, and ends
+        deadline = time.monotonic() + 5
+        for worker in workers:
+            if worker.student is None:
+                worker.process.join(timeout=max(0.0, deadline - time.monotonic()))
+        for worker in workers:
             if worker.process.is_alive():
-                worker.process.terminate()  # SIGTERM: it stops its kernel on the way out
+                worker.process.terminate()  # SIGTERM: a busy one stops its kernel on the way out
         for worker in workers:
             worker.process.join(timeout=30)
             if worker.process.is_alive():

@@ -226,15 +226,26 @@ def gone(pids, seconds=30):
     return not any(Path(f"/proc/{pid}").exists() for pid in pids)
 
 
+def sigkill_the_command(run):
+    run.send_signal(signal.SIGKILL)
+
+
+def ctrl_c(run):
+    os.killpg(run.pid, signal.SIGINT)  # as a terminal sends it: to the command and all its workers
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_killed_parallel_run_is_finished_by_running_it_again(tmp_path):
-    """SIGKILL the command while a worker is in a cell that sleeps for the whole 20 s cell timeout: its
-    workers and their kernels go with it at once (they do not finish the submission), and the same
-    command again grades the rest, skips what was graded, and gives every student the expected scores."""
+@pytest.mark.parametrize("interrupt, exit_code", [(sigkill_the_command, -signal.SIGKILL), (ctrl_c, 130)],
+                         ids=["killed", "ctrl-c"])
+def test_an_interrupted_parallel_run_is_finished_by_running_it_again(tmp_path, interrupt, exit_code):
+    """Interrupt the command while a worker is in a cell that sleeps for the whole 20 s cell timeout: its
+    workers and their kernels stop at once (they do not finish the submission), and the same command
+    again grades the rest, skips what was graded, and gives every student the expected scores."""
     class_ = SMALL_CLASS + [STUDENTS["hostile-sleep"]]
     course = make_course(tmp_path / "course", class_)
     run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
-                           env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                           env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
     sleeper = course / "autograded" / "hostile-sleep" / "posenc" / "exercises.ipynb"
     deadline = time.monotonic() + 300
     while not sleeper.exists():  # its notebook is sanitized: it is about to run
@@ -243,8 +254,11 @@ def test_a_killed_parallel_run_is_finished_by_running_it_again(tmp_path):
     time.sleep(4)  # in its sleeping cell (ex09), 20 s from its timeout
     workers = children_of(run.pid)
     killed = time.monotonic()
-    run.send_signal(signal.SIGKILL)
-    run.wait()
+    interrupt(run)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == exit_code, err[-3000:]
+    if interrupt is ctrl_c:
+        assert "interrupted after" in err and "Run the same command again to finish" in err, err[-3000:]
     assert workers and gone(workers, seconds=10), "a worker outlived the killed posenc-grade"
     assert gone(kernels_of(course), seconds=5), "a grading kernel outlived the killed posenc-grade"
     assert time.monotonic() - killed < 15, "the workers finished their submissions instead of stopping"
