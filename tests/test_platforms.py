@@ -140,11 +140,17 @@ def test_the_sandbox_works_on_this_linux_machine():
 
 
 def test_grading_a_class_in_parallel_without_the_sandbox_stops_at_once_too(course, no_sandbox):
-    """posenc-grade checks the sandbox before starting a worker, and says the same."""
+    """posenc-grade checks the sandbox before starting a worker, says the same, and touches nothing."""
+    def state():
+        files = {str(p): p.stat().st_mtime_ns for p in (course / "autograded").rglob("*")} \
+            if (course / "autograded").exists() else {}
+        return files, graded_students(course) if (course / "gradebook.db").exists() else set()
+
+    before = state()
     result = subprocess.run([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
                             env=no_sandbox, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, result.stdout + result.stderr
     output = result.stderr
     assert "stopped before grading anything" in output and "No permissions to create new namespace" in output, output
     assert ADVICE in output and "Traceback" not in output, output
-    assert not (course / "autograded" / "reference").exists() and not graded_students(course)
+    assert state() == before
