@@ -444,3 +444,36 @@ def test_the_kubernetes_manifest_runs_one_shard_per_completion_index():
     args = grade_class.parser().parse_args(expanded)
     assert grade_class.parse_shard(args.shard) == (index, spec["completions"])
     assert args.db_url.startswith("postgresql://") and args.course == container["workingDir"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux pseudo-terminal")
+def test_on_a_terminal_a_progress_bar_shows_count_rate_and_time_left(tmp_path):
+    """Run on a terminal (a pseudo-terminal of 100 columns), the command draws tqdm's bar instead of one
+    line per submission."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    course = make_course(tmp_path / "course", [STUDENTS["reference"], STUDENTS["blank"]])
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
+                           env=nbgrader_env(), stdin=follower, stdout=follower, stderr=follower, close_fds=True)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed: the command ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+    run.wait(timeout=300)
+    os.close(leader)
+    text = shown.decode(errors="replace")
+    assert run.returncode == 0, text[-3000:]
+    assert "grading: 100%" in text and "2/2 [" in text and "submission" in text, text[-3000:]
+    assert "\r" in text, "a bar redraws its line"
+    assert "] reference: graded in" not in text, "no plain line per submission on a terminal"
