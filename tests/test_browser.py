@@ -208,10 +208,25 @@ def wait_until_run(page, the_cell):
     page.wait_for_selector(IDLE)
 
 
+def select(page, the_cell):
+    """Click the cell's prompt, as a student does, until it is the active cell: on a loaded machine a click
+    that comes while the notebook is still scrolling can land on no cell, and Ctrl+Enter would then run
+    the cell that was active before."""
+    for attempt in range(3):
+        the_cell.scroll_into_view_if_needed()
+        the_cell.locator(".jp-InputArea-prompt").click()
+        try:
+            playwright_api.expect(the_cell).to_have_class(re.compile(r"\bjp-mod-active\b"), timeout=5_000)
+            return
+        except AssertionError:
+            if attempt == 2:
+                raise
+
+
 def run(page, cell_id):
     """Select the cell and run it (Ctrl+Enter), as a student does; return the cell."""
     the_cell = cell(page, cell_id)
-    the_cell.locator(".jp-InputArea-prompt").click()
+    select(page, the_cell)
     page.keyboard.press("Control+Enter")
     wait_until_run(page, the_cell)
     return the_cell
