@@ -243,9 +243,11 @@ def test_an_interrupted_parallel_run_is_finished_by_running_it_again(tmp_path, i
     again grades the rest, skips what was graded, and gives every student the expected scores."""
     class_ = SMALL_CLASS + [STUDENTS["hostile-sleep"]]
     course = make_course(tmp_path / "course", class_)
+    # As in a terminal: its own process group, and SIGINT not ignored (a shell without job control, as CI's
+    # may be, starts background commands with SIGINT ignored, and that is inherited).
     run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
                            env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
+                           start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     sleeper = course / "autograded" / "hostile-sleep" / "posenc" / "exercises.ipynb"
     deadline = time.monotonic() + 300
     while not sleeper.exists():  # its notebook is sanitized: it is about to run
