@@ -17,7 +17,6 @@ import os
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 import nbformat
@@ -71,8 +70,6 @@ def grade(notebook_path, workdir):
         progress(f"{problem}: your notebook runs without it, which is fine for your own code")
     progress("loading nbgrader (a few seconds)")
     os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic`: the one beside this Python
-    # nbgrader's own use of SQLAlchemy warns about its session on every autograde: not ours to fix.
-    warnings.filterwarnings("ignore", message="Object of type <Submitted")
     config = load_config(course)
     config.ResilientExecute.sandbox = "if-available"  # the learner's own code: sandboxed where Linux can
     api = nbgrader_api(config)

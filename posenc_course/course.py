@@ -44,6 +44,10 @@ def nbgrader_api(config):
     nbgrader is imported here, once per process: its commands are then method calls, with no new
     start-up each.
     """
+    import warnings
+
+    # nbgrader's own use of SQLAlchemy warns about its session on every autograde: not ours to fix.
+    warnings.filterwarnings("ignore", message="Object of type <Submitted")
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 

@@ -187,10 +187,6 @@ def work(course, db_url, log_path, connection):
         os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
     os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic`: the one beside this Python
-    import warnings
-
-    # nbgrader's own use of SQLAlchemy warns about its session on every autograde: not ours to fix.
-    warnings.filterwarnings("ignore", message="Object of type <Submitted")
     try:
         config = load_config(course)
         config.CourseDirectory.db_url = db_url
