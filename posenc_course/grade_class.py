@@ -234,7 +234,7 @@ def grade_in_parallel(course, students, assignment, db_url, jobs, log_path, forc
     return every Outcome. A worker that dies takes only its current submission with it (reported as
     failed) and is replaced."""
     context = multiprocessing.get_context("spawn")  # a clean interpreter: nothing of this process's state
-    waiting, outcomes = list(reversed(students)), []
+    waiting, outcomes, start_failures = list(reversed(students)), [], 0
     workers = [Worker(context, course, db_url, log_path) for _ in range(min(jobs, len(students)))]
 
     def finish(outcome):
@@ -278,9 +278,11 @@ def grade_in_parallel(course, students, assignment, db_url, jobs, log_path, forc
                         finish(Outcome(worker.student, "failed", time.monotonic() - worker.started,
                                        f"its grading process died ({how}); it is graded again on the next run"))
                         remove_unfinished(course, [worker.student])
-                    elif not worker.ready:
-                        raise RuntimeError(f"a grading worker could not start (exit code {worker.process.exitcode}); "
-                                           f"see {log_path}")
+                    elif not worker.ready:  # died while starting: replaced, unless starting itself fails
+                        start_failures += 1
+                        if start_failures > max(3, jobs):
+                            raise RuntimeError(f"grading workers could not start (the last exit code: "
+                                               f"{worker.process.exitcode}); see {log_path}")
                     if waiting:
                         workers.append(Worker(context, course, db_url, log_path))
     finally:

@@ -285,10 +285,14 @@ def test_a_worker_that_dies_costs_only_its_own_submission(tmp_path):
     run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
                            env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
-    while not list(course.glob("autograded/*/posenc/*.ipynb")):  # a submission is being graded
+    while True:  # a worker grading: it has a kernel (the spawn start method's helper, and a worker still
+        # starting, have no child)
+        grading = [pid for pid in children_of(run.pid) if children_of(pid)]
+        if grading:
+            break
         assert run.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
-    victim = max(children_of(run.pid))  # a worker (the spawn start method's helper has no children)
+    victim = grading[0]
     os.kill(victim, signal.SIGKILL)
     out, err = run.communicate(timeout=600)
     assert run.returncode == 1, out + err[-3000:]
