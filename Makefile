@@ -102,6 +102,7 @@ notebook: $(STAMP)
 # release/ is made by nbgrader from source/, never by hand.
 release: notebook
 	$(BIN)/nbgrader generate_assignment posenc --force
+	$(BIN)/nbgrader generate_assignment posenc-advanced --force
 	$(BIN)/nbgrader generate_assignment theory --force
 
 # Mutation testing of the notebook's tests (posenc_course/mutants.py): every one-change mutant of the

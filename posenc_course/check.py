@@ -1,7 +1,8 @@
 """posenc-check: grade your own copy of exercises.ipynb with the full hidden tests.
 
 It runs nbgrader's real autograde in a private, temporary course built from this
-repository's source notebook, so the score is the one an instructor's grading gives.
+repository's source notebooks, so the score is the one an instructor's grading gives. It grades
+either graded assignment (``posenc`` or ``posenc-advanced``): the notebook's cells say which.
 
     posenc-check exercises.ipynb           # each exercise's points and failed checks, then the total
     posenc-check exercises.ipynb --json    # {"score": S, "max_score": M, "exercises": {exNN: {
@@ -23,21 +24,32 @@ import nbformat
 
 from .course import load_config, nbgrader_api, nbgrader_env, new_course
 from .feedback import checks_by_exercise, shorten, tested_name
-from .layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, grade_id
+from .layout import GRADED, NOTEBOOK, grade_id, release_notebook, source_notebook
 
 LEARNER = "learner"
 
 
 class CannotGrade(Exception):
-    """The file is missing, is not a notebook, or is not this assignment's notebook."""
+    """The file is missing, is not a notebook, or is not the notebook of a graded assignment."""
 
 
 def progress(message):
     print(f"posenc-check: {message}", file=sys.stderr, flush=True)
 
 
+def assignment_of(notebook):
+    """The graded assignment `notebook` belongs to: the one that shares most of its cells' grade ids
+    (a student may delete or add cells, so not all need match); None if it shares none."""
+    found = {grade_id(cell) for cell in notebook.cells if grade_id(cell)}
+    shared = {assignment: len(found & {grade_id(cell) for cell in nbformat.read(
+        str(source_notebook(assignment)), as_version=4).cells if grade_id(cell)}) for assignment in GRADED}
+    best = max(shared, key=shared.get)
+    return best if shared[best] else None
+
+
 def read_learner_notebook(path):
-    """Read and sanity-check the learner's notebook; raise CannotGrade with a clear reason."""
+    """Read and sanity-check the learner's notebook; return it and its assignment, or raise
+    CannotGrade with a clear reason."""
     path = Path(path)
     if not path.exists():
         raise CannotGrade(f"{path}: no such file")
@@ -47,19 +59,20 @@ def read_learner_notebook(path):
         notebook = nbformat.read(str(path), as_version=4)
     except Exception as error:  # nbformat raises several kinds for a broken file
         raise CannotGrade(f"{path}: not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
-    expected = {grade_id(cell) for cell in nbformat.read(str(SOURCE_NOTEBOOK), as_version=4).cells if grade_id(cell)}
-    found = {grade_id(cell) for cell in notebook.cells if grade_id(cell)}
-    if not found & expected:
-        raise CannotGrade(f"{path}: not the posenc exercises notebook (none of its cells belongs to the "
-                          "assignment; start from release/posenc/exercises.ipynb)")
-    return notebook
+    assignment = assignment_of(notebook)
+    if assignment is None:
+        starts = " or ".join(str(release_notebook(a).relative_to(release_notebook(a).parents[2])) for a in GRADED)
+        raise CannotGrade(f"{path}: not the exercises notebook of a posenc assignment (none of its cells "
+                          f"belongs to one; start from {starts})")
+    return notebook, assignment
 
 
 def grade(notebook_path, workdir):
     """Autograde `notebook_path` in a course under `workdir`; return (scores, failures)."""
-    learner = read_learner_notebook(notebook_path)
+    learner, assignment = read_learner_notebook(notebook_path)
+    progress(f"{Path(notebook_path).name} is the notebook of the assignment {assignment}")
     course = new_course(Path(workdir) / "course")
-    submission = course / "submitted" / LEARNER / ASSIGNMENT / NOTEBOOK
+    submission = course / "submitted" / LEARNER / assignment / NOTEBOOK
     submission.parent.mkdir(parents=True)
     nbformat.write(learner, str(submission))
 
@@ -74,17 +87,17 @@ def grade(notebook_path, workdir):
     config.ResilientExecute.sandbox = "if-available"  # the learner's own code: sandboxed where Linux can
     api = nbgrader_api(config)
     progress("preparing the assignment with its hidden tests")
-    result = api.generate_assignment(ASSIGNMENT)
+    result = api.generate_assignment(assignment)
     if not result["success"]:
         raise RuntimeError("nbgrader generate_assignment failed:\n" + result.get("error", result.get("log", "")))
     progress("running your notebook with the full tests (nbgrader autograde)")
-    result = api.autograde(ASSIGNMENT, LEARNER)
-    autograded = course / "autograded" / LEARNER / ASSIGNMENT / NOTEBOOK
+    result = api.autograde(assignment, LEARNER)
+    autograded = course / "autograded" / LEARNER / assignment / NOTEBOOK
     if not result["success"] or not autograded.exists():
         raise CannotGrade("nbgrader could not grade this notebook:\n" + result.get("log", "")[-2000:])
     from .report import exercise_scores
 
-    scores = exercise_scores(course / "gradebook.db")[LEARNER]
+    scores = exercise_scores(course / "gradebook.db", assignment)[LEARNER]
     return scores, checks_by_exercise(autograded)
 
 
@@ -118,7 +131,8 @@ def as_json(scores, checks):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="posenc-check", description="Grade your exercises.ipynb with the full hidden tests of the posenc course.")
+        prog="posenc-check", description="Grade your exercises.ipynb with the full hidden tests of the posenc course "
+                                          "(either assignment, posenc or posenc-advanced: its cells say which).")
     parser.add_argument("notebook", help="your copy of exercises.ipynb")
     parser.add_argument("--json", action="store_true", help="print only the scores, as JSON, on stdout")
     args = parser.parse_args(argv)

@@ -5,7 +5,10 @@ and the checks that failed most often, each with how many students failed it and
 messages (from the checks the judge recorded in ``autograded/``). One self-contained HTML file (the
 figures inline), and the same tables as text.
 
-    python -m posenc_course.class_report [COURSE] [--out reports/class_report.html] [--students 'demo-*']
+    python -m posenc_course.class_report [COURSE] [--assignment posenc-advanced] [--out FILE] [--students 'demo-*']
+
+The report of ``posenc`` goes to ``reports/class_report.html``, that of another assignment to
+``reports/class_report-ASSIGNMENT.html``.
 """
 
 import argparse
@@ -23,11 +26,11 @@ from .report import exercise_scores
 TOP = 5  #: failing checks listed per exercise
 
 
-def failing_checks(course, students):
+def failing_checks(course, students, assignment=ASSIGNMENT):
     """``{exercise: Counter({(test, line, hidden): students})}`` and one message for each such check."""
     counts, examples = {}, {}
     for student in students:
-        path = Path(course) / "autograded" / student / ASSIGNMENT / NOTEBOOK
+        path = Path(course) / "autograded" / student / assignment / NOTEBOOK
         if not path.exists():
             continue
         for exercise, checks in checks_by_exercise(path).items():
@@ -38,10 +41,11 @@ def failing_checks(course, students):
     return counts, examples
 
 
-def class_data(course, pattern="*"):
+def class_data(course, pattern="*", assignment=ASSIGNMENT):
     """Everything the report shows: ``(scores, counts, examples)`` for the students matching `pattern`."""
-    scores = {s: row for s, row in exercise_scores(Path(course) / "gradebook.db").items() if fnmatch.fnmatch(s, pattern)}
-    counts, examples = failing_checks(course, sorted(scores))
+    scores = {s: row for s, row in exercise_scores(Path(course) / "gradebook.db", assignment).items()
+              if fnmatch.fnmatch(s, pattern)}
+    counts, examples = failing_checks(course, sorted(scores), assignment)
     return scores, counts, examples
 
 
@@ -113,15 +117,19 @@ def report_html(scores, counts, examples):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m posenc_course.class_report", description=__doc__.splitlines()[0])
     parser.add_argument("course", nargs="?", default=None, help="the course directory (default: the one you are in)")
-    parser.add_argument("--out", default="reports/class_report.html", help="the HTML file to write, in the course")
+    parser.add_argument("--assignment", default=ASSIGNMENT, help=f"the assignment (default: {ASSIGNMENT})")
+    parser.add_argument("--out", default=None, help="the HTML file to write, in the course (default: "
+                                                    "reports/class_report.html, or class_report-ASSIGNMENT.html)")
     parser.add_argument("--students", default="*", help="a pattern of student ids (default: all)")
     args = parser.parse_args(argv)
     course = course_root(args.course)
-    scores, counts, examples = class_data(course, args.students)
+    scores, counts, examples = class_data(course, args.students, args.assignment)
     if not scores:
-        print(f"class_report: no graded submission in {course / 'gradebook.db'} matches {args.students!r}")
+        print(f"class_report: no graded submission of {args.assignment} in {course / 'gradebook.db'} "
+              f"matches {args.students!r}")
         return 1
-    out = course / args.out
+    default = "class_report.html" if args.assignment == ASSIGNMENT else f"class_report-{args.assignment}.html"
+    out = course / (args.out or f"reports/{default}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report_html(scores, counts, examples), encoding="utf-8")
     print(report_text(scores, counts, examples))

@@ -2,15 +2,18 @@
 
 Run from the course directory (the repository root), as ``make demo`` does:
 
-1. ``nbgrader generate_assignment posenc`` (and ``theory``, the ungraded companion): the student
-   versions in ``release/``;
+For each graded assignment, ``posenc`` (the core) and ``posenc-advanced`` (the second one):
+
+1. ``nbgrader generate_assignment`` (and ``theory``, the ungraded companion): the student versions in
+   ``release/``;
 2. three submissions in ``submitted/``: the reference answers, the blank release, and one with
    two realistic mistakes;
-3. ``nbgrader autograde posenc``: graded notebooks in ``autograded/``, scores in ``gradebook.db``;
-4. ``nbgrader generate_feedback posenc`` (HTML in ``feedback/``, its summary first, no hidden test
-   shown) and ``nbgrader export`` (``grades.csv``);
-5. a per-student, per-exercise score table, and the class report (``reports/class_report.html``: each
-   exercise's score distribution and its most frequent failing checks).
+3. ``nbgrader autograde``: graded notebooks in ``autograded/``, scores in ``gradebook.db``;
+4. ``nbgrader generate_feedback`` (HTML in ``feedback/``, its summary first, no hidden test shown);
+5. a per-student, per-exercise score table, and the class report (``reports/class_report*.html``:
+   each exercise's score distribution and its most frequent failing checks).
+
+Then ``nbgrader export`` writes every grade to ``grades.csv``.
 
 Only the three ``demo-*`` students are written or regraded: other students' submissions and
 grades in the gradebook are left alone.
@@ -22,7 +25,7 @@ import time
 
 from . import class_report, report
 from .course import run_nbgrader
-from .layout import ASSIGNMENT, ROOT
+from .layout import ADVANCED, ASSIGNMENT, GRADED, ROOT, source_notebook, release_notebook
 from .submissions import make_submission, reference_answers, write_submission
 STUDENTS = ("demo-reference", "demo-blank", "demo-mistakes")
 
@@ -50,7 +53,48 @@ def masked_softmax(logits, mask):
     return weights * np.asarray(mask)
 '''
 
-MISTAKES = {"apply_rope": HALF_SPLIT_ROPE, "masked_softmax": MASK_AFTER_SOFTMAX}
+# posenc-advanced: two more, each costing points in its own exercise only.
+SWIN_HEIGHT_STRIDE = '''
+def swin_relative_position_index(window_height, window_width):
+    """Rows of the 2-D table strided by 2*Wh - 1 instead of 2*Ww - 1: right for square windows only."""
+    if window_height < 1 or window_width < 1:
+        raise ValueError("window sides must be >= 1")
+    tokens = np.arange(window_height * window_width)
+    rows, cols = tokens // window_width, tokens % window_width
+    row_offset = rows[:, None] - rows[None, :] + window_height - 1
+    col_offset = cols[:, None] - cols[None, :] + window_width - 1
+    return row_offset * (2 * window_height - 1) + col_offset
+'''
+
+SHAW_MASK_AFTER_SOFTMAX = '''
+def shaw_attention(q, k, v, rel_keys, rel_values, causal=False):
+    """Shaw's attention with the causal mask applied after the softmax: rows no longer sum to 1."""
+    q, k, v = (np.asarray(x, dtype=float) for x in (q, k, v))
+    rel_keys, rel_values = np.asarray(rel_keys, dtype=float), np.asarray(rel_values, dtype=float)
+    if q.ndim < 2 or q.shape != k.shape or v.shape[:-1] != k.shape[:-1]:
+        raise ValueError("bad shapes")
+    L = q.shape[-2]
+    offsets = np.arange(L)[:, None] - np.arange(L)[None, :]
+    K, Kv = rel_keys.shape[0] // 2, rel_values.shape[0] // 2
+    a_k = rel_keys[np.clip(offsets, -K, K) + K]
+    a_v = rel_values[np.clip(offsets, -Kv, Kv) + Kv]
+    logits = (q @ np.swapaxes(k, -1, -2) + np.einsum("...id,ijd->...ij", q, a_k)) / math.sqrt(q.shape[-1])
+    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    if causal:
+        weights = weights * (offsets >= 0)
+    return weights @ v + np.einsum("...ij,ijd->...id", weights, a_v)
+'''
+
+ADVANCED_MISTAKES = {"swin_relative_position_index": SWIN_HEIGHT_STRIDE, "shaw_attention": SHAW_MASK_AFTER_SOFTMAX}
+
+#: Per assignment: the demo-mistakes student's functions, and what they get wrong.
+MISTAKES = {
+    ASSIGNMENT: ({"apply_rope": HALF_SPLIT_ROPE, "masked_softmax": MASK_AFTER_SOFTMAX},
+                 "apply_rope in the half-split layout (ex05), masked_softmax masking after the softmax (ex07)"),
+    ADVANCED: (ADVANCED_MISTAKES, "shaw_attention masking after the softmax (ex01), Swin's index strided by "
+                                  "the window's height instead of its width (ex05)"),
+}
 
 
 def nbgrader(*args, log_level="WARN"):
@@ -63,46 +107,55 @@ def nbgrader(*args, log_level="WARN"):
         sys.exit(f"nbgrader {args[0]} failed with exit code {result.returncode}")
 
 
-def make_demo_submissions():
-    print("\nMaking the demo submissions in submitted/:", flush=True)
-    answers = reference_answers()
+def make_demo_submissions(assignment):
+    print(f"\nMaking the demo submissions of {assignment} in submitted/:", flush=True)
+    answers = reference_answers(source_notebook(assignment))
+    release = release_notebook(assignment)
+    mistakes, described = MISTAKES[assignment]
     notebooks = {
-        "demo-reference": make_submission(answers),
-        "demo-blank": make_submission(),
-        "demo-mistakes": make_submission(answers, functions=MISTAKES),
+        "demo-reference": make_submission(answers, release_notebook=release),
+        "demo-blank": make_submission(release_notebook=release),
+        "demo-mistakes": make_submission(answers, functions=mistakes, release_notebook=release),
     }
     for student, notebook in notebooks.items():
-        shutil.rmtree(ROOT / "submitted" / student, ignore_errors=True)
-        path = write_submission(notebook, ROOT / "submitted", student)
+        shutil.rmtree(ROOT / "submitted" / student / assignment, ignore_errors=True)
+        path = write_submission(notebook, ROOT / "submitted", student, assignment=assignment)
         print(f"  {path.relative_to(ROOT)}")
-    print("  demo-mistakes: apply_rope in the half-split layout (ex05), "
-          "masked_softmax masking after the softmax (ex07)")
+    print(f"  demo-mistakes: {described}")
+
+
+def grade(assignment):
+    """One assignment's part of the demo: release, submissions, autograde, feedback, scores, report."""
+    print(f"\n=== {assignment} ===", flush=True)
+    nbgrader("generate_assignment", assignment, "--force")
+    make_demo_submissions(assignment)
+    # At WARN, autograde notes for every test cell with hidden tests that it differs from the
+    # released one: that is expected, so the demo shows errors only.
+    nbgrader("autograde", assignment, "--force", "--student=demo-*", log_level="ERROR")
+    nbgrader("generate_feedback", assignment, "--force", "--student=demo-*")
+    print(f"\nScores of {assignment} by exercise (from gradebook.db):\n")
+    scores = report.exercise_scores(ROOT / "gradebook.db", assignment)
+    print(report.format_table({s: scores[s] for s in STUDENTS if s in scores}))
+    print(f"\nThe class report of {assignment} (posenc_course/class_report.py):\n", flush=True)
+    class_report.main([str(ROOT), "--students=demo-*", f"--assignment={assignment}"])
 
 
 def main():
     started = time.perf_counter()
-    nbgrader("generate_assignment", ASSIGNMENT, "--force")
     nbgrader("generate_assignment", "theory", "--force")
-    make_demo_submissions()
-    # At WARN, autograde notes for every test cell with hidden tests that it differs from the
-    # released one: that is expected, so the demo shows errors only.
-    nbgrader("autograde", ASSIGNMENT, "--force", "--student=demo-*", log_level="ERROR")
-    nbgrader("generate_feedback", ASSIGNMENT, "--force", "--student=demo-*")
+    for assignment in GRADED:
+        grade(assignment)
     nbgrader("export", "--to=grades.csv")
-    print("\nScores by exercise (from gradebook.db):\n")
-    scores = report.exercise_scores(ROOT / "gradebook.db")
-    print(report.format_table({s: scores[s] for s in STUDENTS if s in scores}))
-    print("\nThe class report (posenc_course/class_report.py):\n", flush=True)
-    class_report.main([str(ROOT), "--students=demo-*"])
     print(f"""
-Where things are:
-  release/posenc/exercises.ipynb            the graded exercises (give this out)
+Where things are (A is posenc, the core, or posenc-advanced, for students who finished it):
+  release/A/exercises.ipynb                 the graded exercises (give this out)
   release/theory/theory.ipynb               the companion theory notebook, with figures (give this out)
-  autograded/STUDENT/posenc/exercises.ipynb the executed, graded notebooks
-  feedback/STUDENT/posenc/exercises.html    feedback for each student: a summary of each exercise's points
+  autograded/STUDENT/A/exercises.ipynb      the executed, graded notebooks
+  feedback/STUDENT/A/exercises.html         feedback for each student: a summary of each exercise's points
                                             and failed checks first; no hidden test shown
   grades.csv                                every grade in the gradebook, for your spreadsheet
-  reports/class_report.html                 each exercise's score distribution and most frequent failing checks
+  reports/class_report.html                 each exercise's score distribution and most frequent failing
+  reports/class_report-posenc-advanced.html checks, for posenc and for posenc-advanced
 Done in {time.perf_counter() - started:.0f} s.""")
 
 

@@ -9,12 +9,24 @@ from pathlib import Path
 #: The repository root, which is also the nbgrader course directory.
 ROOT = Path(__file__).resolve().parents[1]
 
-ASSIGNMENT = "posenc"  #: the graded assignment
-NOTEBOOK_ID = "exercises"  #: its one notebook, as nbgrader names it
+ASSIGNMENT = "posenc"  #: the graded assignment, the course's core
+ADVANCED = "posenc-advanced"  #: the second graded assignment, for students who finished the first
+GRADED = (ASSIGNMENT, ADVANCED)  #: every graded assignment, in the order students take them
+NOTEBOOK_ID = "exercises"  #: the one notebook of each graded assignment, as nbgrader names it
 NOTEBOOK = f"{NOTEBOOK_ID}.ipynb"
 SOURCE_NOTEBOOK = ROOT / "source" / ASSIGNMENT / NOTEBOOK
 RELEASE_NOTEBOOK = ROOT / "release" / ASSIGNMENT / NOTEBOOK
 CONFIG_FILE = "nbgrader_config.py"
+
+
+def source_notebook(assignment=ASSIGNMENT, root=ROOT):
+    """The instructor's notebook of a graded `assignment`, with solutions and hidden tests."""
+    return Path(root) / "source" / assignment / NOTEBOOK
+
+
+def release_notebook(assignment=ASSIGNMENT, root=ROOT):
+    """The students' notebook of a graded `assignment`, as nbgrader generates it."""
+    return Path(root) / "release" / assignment / NOTEBOOK
 
 
 def course_root(start=None):

@@ -6,6 +6,7 @@ at lines holding only ``+++``. Fenced code blocks become code cells; the words a
 
 ``python``                            a plain code cell
 ``python locked ID``                  a read-only cell (helpers the tests use)
+``python locked ID include=FILE``     the same, its code read from ``authoring/FILE`` (shared by specs)
 ``python solution ID``                a solution cell; the code holds ``### BEGIN/END SOLUTION``
 ``python solution ID from=f1,f2``     a solution cell filled with the source of ``posenc_solutions.f1``
                                       and ``f2``: signature and docstring kept, body between markers
@@ -43,6 +44,7 @@ from .layout import ROOT
 #: spec -> source notebook, one per nbgrader assignment
 NOTEBOOKS = {
     ROOT / "authoring" / "exercises.md": ROOT / "source" / "posenc" / "exercises.ipynb",
+    ROOT / "authoring" / "advanced.md": ROOT / "source" / "posenc-advanced" / "exercises.ipynb",
     ROOT / "authoring" / "theory.md": ROOT / "source" / "theory" / "theory.ipynb",
 }
 
@@ -60,7 +62,9 @@ OPENING = re.compile(r"^```python", re.M)
 EXERCISE_HEADING = re.compile(r"^## Exercise (?P<number>\d+)\b.*?(?:\((?P<parts>[\d.+\s]+)=\s*(?P<total>[\d.]+) points?\))?\s*$", re.M)
 GRADE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 KINDS = ("locked", "solution", "tests")
-OPTIONS = {"from": ("solution",), "points": ("tests",)}
+OPTIONS = {"from": ("solution",), "points": ("tests",), "include": ("locked",)}
+#: Where ``include=FILE`` looks: code that more than one spec shares (the check helpers).
+INCLUDES = ROOT / "authoring"
 
 
 class AuthoringError(ValueError):
@@ -119,6 +123,13 @@ def code_cell(info, code, where="<spec>"):
     for key in options:
         if kind not in OPTIONS.get(key, ()):
             fail(f"{key}= is not an option of a {kind} cell" + (f" (only of {', '.join(OPTIONS[key])} cells)" if key in OPTIONS else ""))
+    if "include" in options:
+        included = INCLUDES / options["include"]
+        if not included.is_file():
+            fail(f"include={options['include']}: there is no {included}: the file goes in authoring/")
+        if cell.source.strip():
+            fail(f"a cell with include= takes its code from {options['include']}: leave the fence empty")
+        cell.source = included.read_text().rstrip("\n")
     if "from" in options:
         missing = [name for name in options["from"].split(",") if not hasattr(posenc_solutions, name)]
         if missing:

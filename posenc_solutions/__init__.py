@@ -58,3 +58,32 @@ EXERCISES = {
 }
 
 __all__ = [name for names in EXERCISES.values() for name in names] + ["EXERCISES"]
+
+# The second assignment, posenc-advanced: its functions are exported here too, and listed by exercise.
+from .shaw import (
+    shaw_relative_vectors,
+    shaw_logits,
+    shaw_attention,
+    left_weights,
+    direction_task_solution,
+    relative_logits_naive,
+    skew,
+    relative_logits_skewed,
+)
+from .transformer_xl import transformer_xl_relative_encodings, rel_shift, transformer_xl_scores
+from .swin import swin_relative_position_index, swin_relative_bias
+from .rope_scaling import linear_scaled_inv_freq, dynamic_ntk_inv_freq, yarn_inv_freq, llama3_inv_freq
+from .rope_layouts import apply_rope_half_split, interleaved_to_half_split, permute_for_half_split
+from .serving import packed_position_ids, packed_causal_mask, sliding_window_positions, attention_sink_positions
+
+#: The second assignment's functions (``posenc-advanced``), grouped by exercise.
+ADVANCED_EXERCISES = {
+    "ex01": ("shaw_relative_vectors", "shaw_logits", "shaw_attention"),
+    "ex02": ("left_weights", "direction_task_solution"),
+    "ex03": ("relative_logits_naive", "skew", "relative_logits_skewed"),
+    "ex04": ("transformer_xl_relative_encodings", "rel_shift", "transformer_xl_scores"),
+    "ex05": ("swin_relative_position_index", "swin_relative_bias"),
+    "ex06": ("linear_scaled_inv_freq", "dynamic_ntk_inv_freq", "yarn_inv_freq", "llama3_inv_freq"),
+    "ex07": ("apply_rope_half_split", "interleaved_to_half_split", "permute_for_half_split"),
+    "ex08": ("packed_position_ids", "packed_causal_mask", "sliding_window_positions", "attention_sink_positions"),
+}

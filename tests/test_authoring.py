@@ -44,6 +44,10 @@ MISTAKES = [
      "[[False, True, True]], \"causal_mask([3], [5, 3, 1])\")", TEST_FENCE, "one of the two is missing"),
     ("fence never closed", '"causal_mask([3], [5, 3, 1])")\n### END HIDDEN TESTS\n```\n',
      '"causal_mask([3], [5, 3, 1])")\n### END HIDDEN TESTS\n\n', TEST_FENCE, "this ```python fence is never closed"),
+    ("an included file that does not exist", "include=check_helpers.py", "include=check_helper.py",
+     "include=check_helper.py", "include=check_helper.py: there is no"),
+    ("an include whose fence holds code too", "include=check_helpers.py\n```", "include=check_helpers.py\nx = 1\n```",
+     "include=check_helpers.py", "leave the fence empty"),
     ("a test the reference fails", "[[False, True, True]], \"causal_mask([3], [5, 3, 1])\")",
      "[[True, True, True]], \"causal_mask([3], [5, 3, 1])\")", "check_equal(causal_mask([3], [5, 3, 1])",
      "test cell ex03_causal_mask_test fails against the reference answers: AssertionError: causal_mask([3], [5, 3, 1])"),
@@ -86,19 +90,21 @@ def test_make_notebook_stops_with_the_located_mistakes_and_writes_nothing(tmp_pa
 
 #: The widest code line of a released notebook: wider ones scroll sideways in a JupyterLab cell.
 WIDEST_LINE = 100
-RELEASED = [ROOT / "release" / "posenc" / "exercises.ipynb", ROOT / "release" / "theory" / "theory.ipynb"]
+RELEASED = [ROOT / "release" / "posenc" / "exercises.ipynb", ROOT / "release" / "posenc-advanced" / "exercises.ipynb",
+            ROOT / "release" / "theory" / "theory.ipynb"]
 
 
-@pytest.mark.parametrize("notebook", RELEASED, ids=lambda path: path.name)
+@pytest.mark.parametrize("notebook", RELEASED, ids=lambda path: path.parent.name)
 def test_released_code_fits_a_cell_without_scrolling(notebook):
     wide = [(n, line) for n, cell in enumerate(nbformat.read(str(notebook), as_version=4).cells)
             if cell.cell_type == "code" for line in cell.source.split("\n") if len(line) > WIDEST_LINE]
     assert not wide, f"{len(wide)} code lines wider than {WIDEST_LINE} (cell, line): {wide[:3]}"
 
 
-def test_no_stub_shows_a_doubled_backslash():
+@pytest.mark.parametrize("notebook", RELEASED[:2], ids=lambda path: path.parent.name)
+def test_no_stub_shows_a_doubled_backslash(notebook):
     """Docstrings with LaTeX are raw strings: a stub shows `\\sin`, not `\\\\sin` (`\\\\` alone ends a matrix row)."""
-    cells = nbformat.read(str(RELEASED[0]), as_version=4).cells
+    cells = nbformat.read(str(notebook), as_version=4).cells
     doubled = [cell.source.split("\n")[0] for cell in cells if cell.cell_type == "code"
                and re.search(r"\\\\[A-Za-z]", cell.source) and cell.metadata.get("nbgrader", {}).get("solution")]
     assert not doubled, doubled

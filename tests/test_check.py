@@ -83,7 +83,7 @@ def test_json_of_one_wrong_function_names_each_check(notebooks):
     ("this is not JSON", "not a Jupyter notebook"),
     ('{"cells": [', "not a Jupyter notebook"),
     ("", "not a Jupyter notebook"),
-    (nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])), "not the posenc exercises notebook"),
+    (nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])), "not the exercises notebook of a posenc assignment"),
 ])
 def test_files_that_cannot_be_graded_exit_2_with_a_reason(tmp_path, content, reason):
     path = tmp_path / "exercises.ipynb"
@@ -93,3 +93,29 @@ def test_files_that_cannot_be_graded_exit_2_with_a_reason(tmp_path, content, rea
     assert result.returncode == 2
     assert result.stdout == ""
     assert reason in result.stderr, result.stderr
+
+
+def test_a_notebook_of_the_advanced_assignment_is_recognised_and_graded(tmp_path):
+    """posenc-check tells the assignments apart by the notebook's cells: the advanced reference gets
+    full marks against posenc-advanced's own hidden tests, and one wrong function loses points in
+    its exercise only."""
+    from posenc_course.layout import ADVANCED, points_per_exercise, release_notebook, source_notebook
+
+    from .advanced_answers import WRONG as ADVANCED_WRONG
+
+    maxima = points_per_exercise(nbformat.read(source_notebook(ADVANCED), as_version=4))
+    answers = reference_answers(source_notebook(ADVANCED))
+    label, (exercise, functions) = next(iter(ADVANCED_WRONG.items()))
+    for name, wrong in (("reference", {}), (label, functions)):
+        path = tmp_path / f"{name}.ipynb"
+        nbformat.write(make_submission(answers, wrong, release_notebook=release_notebook(ADVANCED)), str(path))
+        result = posenc_check(path, "--json")
+        assert f"the notebook of the assignment {ADVANCED}" in result.stderr, result.stderr
+        scores = {ex: s["score"] for ex, s in json.loads(result.stdout)["exercises"].items()}
+        assert set(scores) == set(maxima), scores
+        for ex, maximum in maxima.items():
+            if name == label and ex == exercise:
+                assert scores[ex] < maximum and result.returncode == 1, (name, scores)
+            else:
+                assert scores[ex] == maximum, (name, ex, scores)
+        assert result.returncode == (0 if name == "reference" else 1)

@@ -12,6 +12,7 @@ import pytest
 
 from posenc_course import class_report, demo
 from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.layout import ASSIGNMENT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 from .test_grading import MAX_POINTS
@@ -24,7 +25,7 @@ def reported(tmp_path_factory):
     answers = reference_answers(course / "source" / "posenc" / "exercises.ipynb")
     for student, notebook in {"demo-reference": make_submission(answers, release_notebook=release),
                               "demo-blank": make_submission(release_notebook=release),
-                              "demo-mistakes": make_submission(answers, demo.MISTAKES, release_notebook=release)}.items():
+                              "demo-mistakes": make_submission(answers, demo.MISTAKES[ASSIGNMENT][0], release_notebook=release)}.items():
         write_submission(notebook, course / "submitted", student)
     result = run_nbgrader(course, "autograde", "posenc", "--force")
     assert result.returncode == 0, result.stderr[-2000:]

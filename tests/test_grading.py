@@ -26,7 +26,7 @@ import pytest
 
 from posenc_course import report
 from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.layout import NOTEBOOK, SOURCE_NOTEBOOK, points_per_exercise, points_per_test_cell
+from posenc_course.layout import ASSIGNMENT, GRADED, NOTEBOOK, SOURCE_NOTEBOOK, points_per_exercise, points_per_test_cell
 from posenc_course.submissions import grade_id, is_test_cell, make_submission, reference_answers, write_submission
 from posenc_solutions import EXERCISES
 
@@ -283,11 +283,13 @@ assert len(STUDENTS) == len(CLASS), "two rows of CLASS have the same name"
 
 
 def submit(student, kit):
-    """Write `student`'s submission into the course; return its path."""
+    """Write `student`'s submission into the course (to ``kit.assignment``, posenc unless it says
+    otherwise); return its path."""
+    assignment = getattr(kit, "assignment", ASSIGNMENT)
     content = student.build(kit)
     if isinstance(content, nbformat.NotebookNode):
-        return write_submission(content, kit.course / "submitted", student.name, filename=student.filename)
-    path = kit.course / "submitted" / student.name / "posenc" / student.filename
+        return write_submission(content, kit.course / "submitted", student.name, assignment, student.filename)
+    path = kit.course / "submitted" / student.name / assignment / student.filename
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
     return path
@@ -305,10 +307,11 @@ def graded(tmp_path_factory):
     yield course, report.exercise_scores(course / "gradebook.db"), result
 
 
-def score_problems(got, loses):
-    """How ``{exercise: score}`` differs from the maximum less what `loses` says; empty when it does not."""
+def score_problems(got, loses, maxima=None):
+    """How ``{exercise: score}`` differs from the maximum (`maxima`, posenc's unless given) less what
+    `loses` says; empty when it does not."""
     problems = []
-    for exercise, maximum in MAX_POINTS.items():
+    for exercise, maximum in (maxima or MAX_POINTS).items():
         lost = loses.get(exercise, 0)
         if lost is SOME and not got[exercise] < maximum:
             problems.append(f"{exercise}: {got[exercise]:g} of {maximum:g}, but it must lose points")
@@ -317,9 +320,9 @@ def score_problems(got, loses):
     return problems
 
 
-def assert_scores(scores, student, loses):
+def assert_scores(scores, student, loses, maxima=None):
     got = {exercise: score for exercise, (score, _) in scores[student].items()}
-    problems = score_problems(got, loses)
+    problems = score_problems(got, loses, maxima)
     assert not problems, f"{student}: " + "; ".join(problems)
 
 
@@ -365,7 +368,7 @@ def test_the_score_check_can_fail():
     assert score_problems({exercise: 0 for exercise in MAX_POINTS}, ALL) == []
 
 
-@pytest.mark.parametrize("assignment, notebook", [("posenc", "exercises.ipynb"), ("theory", "theory.ipynb")])
+@pytest.mark.parametrize("assignment, notebook", [*((a, NOTEBOOK) for a in GRADED), ("theory", "theory.ipynb")])
 def test_committed_release_is_what_generate_assignment_makes(tmp_path, assignment, notebook):
     course = new_course(tmp_path)
     result = run_nbgrader(course, "generate_assignment", assignment, "--force")
@@ -377,20 +380,21 @@ def test_committed_release_is_what_generate_assignment_makes(tmp_path, assignmen
 
 def test_committed_source_notebook_is_built_from_the_spec_and_the_package():
     from posenc_course import notebook
-    assert notebook.main(["--check"]) == 0, "source/posenc/exercises.ipynb is stale: run `make notebook`"
+    assert notebook.main(["--check"]) == 0, "a source notebook is stale: run `make notebook`"
 
 
-def test_release_holds_no_solution_and_no_hidden_test():
-    text = (ROOT / "release" / "posenc" / "exercises.ipynb").read_text()
+@pytest.mark.parametrize("assignment", GRADED)
+def test_release_holds_no_solution_and_no_hidden_test(assignment):
+    text = (ROOT / "release" / assignment / NOTEBOOK).read_text()
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "Model answer"):
         assert marker not in text
     release = nbformat.reads(text, as_version=4)
-    source = nbformat.read(ROOT / "source" / "posenc" / "exercises.ipynb", as_version=4)
+    source = nbformat.read(ROOT / "source" / assignment / NOTEBOOK, as_version=4)
     hidden_lines = set()
     for cell in source.cells:
         for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", cell.source, re.S):
             hidden_lines |= {line.strip() for line in block.splitlines() if len(line.strip()) > 25}
-    for answer in reference_answers().values():
+    for answer in reference_answers(ROOT / "source" / assignment / NOTEBOOK).values():
         # the body of every reference answer: lines after its docstring
         hidden_lines |= {line.strip() for line in answer.split('"""')[-1].splitlines() if len(line.strip()) > 25}
     released_lines = {line.strip() for c in release.cells if c.cell_type == "code" for line in c.source.splitlines()}

@@ -11,6 +11,13 @@ from posenc_course import ROOT
 
 RELEASE = ROOT / "release" / "theory" / "theory.ipynb"
 
+#: Chapters 1 to 10 follow the first assignment (posenc); from 11 on, the part "Advanced: the second
+#: assignment" follows posenc-advanced, one idea per chapter and at least one figure each.
+FIRST_ADVANCED_CHAPTER = 11
+ADVANCED_CHAPTERS = 7
+#: Figures of the advanced part (11 to 17), on top of the first part's minimum of 10.
+ADVANCED_FIGURES = 11
+
 
 @pytest.fixture(scope="module")
 def executed():
@@ -41,16 +48,53 @@ def test_it_has_no_grade_cells_and_imports_only_numpy_and_matplotlib():
     assert imported <= {"math", "numpy", "matplotlib.pyplot"}, imported
 
 
-def test_it_follows_the_ten_chapters():
+def chapter_headings(notebook):
+    return [line for cell in notebook.cells if cell.cell_type == "markdown"
+            for line in cell.source.splitlines() if line.startswith("## ")]
+
+
+def chapter_of_cell(notebook):
+    """The chapter number each cell belongs to (0 before chapter 1)."""
+    chapter, chapters = 0, []
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("## "):
+                    chapter = int(line[3:].split(".")[0])
+        chapters.append(chapter)
+    return chapters
+
+
+def test_its_chapters_are_numbered_from_one_without_gaps():
     notebook = nbformat.read(str(RELEASE), as_version=4)
-    headings = [line for cell in notebook.cells if cell.cell_type == "markdown"
-                for line in cell.source.splitlines() if line.startswith("## ")]
-    assert [h.split(".")[0] for h in headings] == [f"## {n}" for n in range(1, 11)], headings
+    found = chapter_headings(notebook)
+    assert all(re.match(r"## [1-9]\d*\. \S", h) for h in found), found
+    expected = [f"## {n}" for n in range(1, len(found) + 1)]
+    assert [h.split(".")[0] for h in found] == expected, found
+    assert len(found) >= FIRST_ADVANCED_CHAPTER - 1 + ADVANCED_CHAPTERS, found
 
 
-def test_at_least_ten_figures_each_titled_labelled_and_explained(executed):
+def test_the_advanced_part_is_marked_between_chapter_10_and_11():
+    notebook = nbformat.read(str(RELEASE), as_version=4)
+    lines = [line for cell in notebook.cells if cell.cell_type == "markdown"
+             for line in cell.source.splitlines() if line.startswith(("# ", "## "))]
+    part = [n for n, line in enumerate(lines) if line.startswith("# Advanced: the second assignment")]
+    assert len(part) == 1, lines
+    assert lines[part[0] - 1].startswith(f"## {FIRST_ADVANCED_CHAPTER - 1}."), lines
+    assert lines[part[0] + 1].startswith(f"## {FIRST_ADVANCED_CHAPTER}."), lines
+
+
+def test_every_advanced_chapter_has_a_figure(executed):
+    chapters = chapter_of_cell(executed)
+    with_figures = {chapters[index] for index, _ in figure_cells(executed)}
+    advanced = set(range(FIRST_ADVANCED_CHAPTER, len(chapter_headings(executed)) + 1))
+    assert len(advanced) >= ADVANCED_CHAPTERS, sorted(advanced)
+    assert advanced <= with_figures, sorted(advanced - with_figures)
+
+
+def test_at_least_ten_figures_plus_the_advanced_ones_each_titled_labelled_and_explained(executed):
     figures = figure_cells(executed)
-    assert len(figures) >= 10, len(figures)
+    assert len(figures) >= 10 + ADVANCED_FIGURES, len(figures)
     for index, cell in figures:
         source = cell.source
         assert "title=" in source or "heatmap(" in source, source[:200]

@@ -1,0 +1,148 @@
+import sys
+import warnings
+
+
+def _show(value):
+    try:
+        return np.array2string(np.asarray(value), precision=6, suppress_small=True,
+                               max_line_width=100)
+    except Exception:
+        return repr(value)
+
+
+def _all_close(got, expected, atol, rtol):
+    """Element-wise |got - expected| <= atol + rtol |expected|; NaN is never close."""
+    return bool(np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected)))
+
+
+def _all_equal(got, expected):
+    return got.shape == expected.shape and bool((got == expected).all())
+
+
+def check_close(got, expected, what, atol=1e-8, rtol=1e-7):
+    """Fail unless `got` has the shape of `expected` and is close to it."""
+    expected = np.asarray(expected, dtype=float)
+    try:
+        got_array = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise AssertionError(f"{what}: expected a numeric array of shape {expected.shape}, got "
+                             f"{got!r}") from None
+    if got_array.shape != expected.shape:
+        raise AssertionError(f"{what}: expected shape {expected.shape}, got shape "
+                             f"{got_array.shape}")
+    if not _all_close(got_array, expected, atol, rtol):
+        raise AssertionError(f"{what}:\n  expected {_show(expected)}\n  got      "
+                             f"{_show(got_array)}")
+
+
+def check_equal(got, expected, what):
+    """Fail unless `got` equals `expected` exactly, element by element."""
+    expected = np.asarray(expected)
+    got_array = np.asarray(got)
+    if got_array.shape != expected.shape:
+        raise AssertionError(f"{what}: expected shape {expected.shape}, got shape "
+                             f"{got_array.shape}")
+    if not _all_equal(got_array, expected):
+        raise AssertionError(f"{what}:\n  expected {_show(expected)}\n  got      "
+                             f"{_show(got_array)}")
+
+
+def check_true(condition, message):
+    """Fail with `message` unless `condition` holds."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def check_dtype(got, kind, what):
+    """Fail unless `got` is a numpy array of dtype kind `kind`: "f" float, "i" integer, "b" bool."""
+    names = {"f": "a floating", "i": "an integer", "b": "a bool"}
+    if not isinstance(got, np.ndarray):
+        raise AssertionError(f"{what}: expected a numpy array, got {type(got).__name__}")
+    if got.dtype.kind != kind and not (kind == "i" and got.dtype.kind == "u"):
+        raise AssertionError(f"{what}: expected {names[kind]} dtype, got {got.dtype}")
+
+
+def check_raises_value_error(function, *args, what, **kwargs):
+    """Fail unless `function(*args, **kwargs)` raises ValueError."""
+    try:
+        function(*args, **kwargs)
+    except ValueError:
+        return
+    except NotImplementedError:
+        raise AssertionError(f"{what}: the function is not implemented yet") from None
+    except Exception as error:
+        got = f"{type(error).__name__}: {error}"
+        raise AssertionError(f"{what}: expected ValueError, got {got}") from None
+    raise AssertionError(f"{what}: expected ValueError, but nothing was raised")
+
+
+def check_inputs_unchanged(function, *args, what, **kwargs):
+    """Call `function` and fail if it modified any of its array arguments; return its result."""
+    copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else None for a in args]
+    result = function(*args, **kwargs)
+    for number, (before, after) in enumerate(zip(copies, args)):
+        if before is not None and not _all_equal(np.asarray(after), before):
+            raise AssertionError(f"{what}: argument {number + 1} was modified in place; return a "
+                                 "new array instead")
+    return result
+
+
+def check_answered(answer, what):
+    """Fail if `answer` is still the `...` that the notebook came with."""
+    if answer is ...:
+        raise AssertionError(f"{what}: not answered yet: replace the ... in its cell with your "
+                             "answer, and run that cell")
+
+
+def check_number(got, kind, what):
+    """Fail unless `got` is a number of `kind` ("int", "float" or "real"), Python's or numpy's."""
+    check_answered(got, what)
+    kinds = {"int": (int, np.integer), "float": (float, np.floating),
+             "real": (int, float, np.integer, np.floating)}[kind]
+    if isinstance(got, (bool, np.bool_)) or not isinstance(got, kinds):
+        raise AssertionError(f"{what}: expected a number ({kind}, Python or numpy scalar), got "
+                             f"{type(got).__name__} {got!r}")
+
+
+def check_choice(answer, choices, what):
+    """Fail unless `answer` is one of `choices` (this does not say whether it is right)."""
+    check_answered(answer, what)
+    if answer not in choices:
+        raise AssertionError(f"{what}: {answer!r} is not one of the choices {choices}")
+
+
+# Warnings show as usual, but on standard output: nbgrader fails a test cell that writes anything
+# to standard error, and a warning costs points only where an exercise says so (by turning it into
+# an error).
+def _show_warning(message, category, filename, lineno, file=None, line=None,
+                  _format=warnings.formatwarning):
+    sys.stdout.write(_format(message, category, filename, lineno, line))
+
+
+warnings.showwarning = _show_warning
+
+
+# A failed check shows the line of your test cell and the check's message, not the code of this
+# cell; a name that is not defined yet gets a hint.
+def _short_traceback(shell, etype, value, tb, tb_offset=None):
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    keep = len(frames)
+    while keep > 1 and frames[keep - 1].tb_frame.f_code.co_filename == _show.__code__.co_filename:
+        keep -= 1
+    if keep < len(frames):
+        frames[keep - 1].tb_next = None
+    if isinstance(value, NameError) and len(value.args) == 1:
+        value.args = (f"{value.args[0]}. Run the cells above this one first "
+                      "(Run → Run All Above Selected Cell), or check the spelling",)
+    shell.showtraceback((etype, value, frames[0] if frames else None), tb_offset=tb_offset)
+
+
+try:
+    get_ipython().set_custom_exc((AssertionError, NameError), _short_traceback)
+except NameError:  # not in IPython: the grader's own copy of these helpers
+    pass
+
+print("check helpers ready")
