@@ -57,7 +57,6 @@ EXERCISES = {
     ),
 }
 
-__all__ = [name for names in EXERCISES.values() for name in names] + ["EXERCISES"]
 
 # The second assignment, posenc-advanced: its functions are exported here too, and listed by exercise.
 from .shaw import (
@@ -87,3 +86,6 @@ ADVANCED_EXERCISES = {
     "ex07": ("apply_rope_half_split", "interleaved_to_half_split", "permute_for_half_split"),
     "ex08": ("packed_position_ids", "packed_causal_mask", "sliding_window_positions", "attention_sink_positions"),
 }
+
+__all__ = [name for table in (EXERCISES, ADVANCED_EXERCISES) for names in table.values() for name in names] + [
+    "EXERCISES", "ADVANCED_EXERCISES"]

@@ -102,8 +102,8 @@ def dynamic_ntk_inv_freq(head_dim, base, factor, original_max_position, seq_len)
 
     Examples
     --------
-    >>> print(dynamic_ntk_inv_freq(4, 10000.0, 2.0, 8, 16))  # b' = 10000 (2 * 16 / 8 - 1)^2
-    [1.         0.00333333]
+    >>> print(np.round(dynamic_ntk_inv_freq(4, 10000.0, 2.0, 8, 16), 4))  # b' = 10000 * 3^2
+    [1.     0.0033]
     >>> print(dynamic_ntk_inv_freq(4, 10000.0, 2.0, 8, 5))  # shorter than L: plain RoPE
     [1.   0.01]
     """
@@ -261,8 +261,8 @@ def llama3_inv_freq(head_dim, base, factor, low_freq_factor, high_freq_factor,
 
     Examples
     --------
-    >>> print(llama3_inv_freq(4, 10000.0, 8.0, 1.0, 4.0, 1000))  # wavelengths 6.3 and 628
-    [1.         0.00297535]
+    >>> print(np.round(llama3_inv_freq(4, 10000.0, 8.0, 1.0, 4.0, 1000), 4))  # wavelengths 6.3, 628
+    [1.    0.003]
     """
     if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 2 or head_dim % 2:
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")

@@ -286,15 +286,11 @@ def direction_task_solution(head_dim):
     Examples
     --------
     >>> queries, key, rel_keys = direction_task_solution(2)
-    >>> print(queries)
-    [[ 2.  2.]
-     [-2. -2.]]
-    >>> print(rel_keys)
-    [[-2. -2.]
-     [ 0.  0.]
-     [ 2.  2.]]
-    >>> print(np.round(left_weights(queries, key, rel_keys=rel_keys), 4))
-    [1. 0.]
+    >>> print([a.shape for a in (queries, key, rel_keys)])
+    [(2, 2), (2,), (3, 2)]
+    >>> w = left_weights(queries, key, rel_keys=rel_keys)
+    >>> print(bool(w[0] >= 0.99), bool(w[1] <= 0.01))
+    True True
     """
     if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 1:
         raise ValueError(f"head_dim must be an integer >= 1, got {head_dim!r}")

@@ -149,7 +149,7 @@ def relative_logits(q, k, positions):
     return (q @ k.T) - 0.1 * np.abs(np.subtract.outer(positions, positions))
 
 
-ALL_FUNCTIONS = list(ps.__all__[:-1])
+ALL_FUNCTIONS = [name for names in ps.EXERCISES.values() for name in names]
 
 
 def test_the_package_exports_the_28_contract_functions_once():

@@ -3,7 +3,8 @@
 One class is autograded in a single ``nbgrader autograde posenc-advanced`` run (module fixture), with
 real kernels and a real SQLite gradebook, as in ``test_grading``: the reference answers (full marks),
 the blank release (0), every wrong answer of ``advanced_answers`` (docked in its own exercise only),
-a differently written correct answer for every exercise (full marks), wrong concept answers, and the
+a differently written correct answer for every exercise, and one student who writes every function
+their own way (full marks), wrong concept answers, and the
 hostile cases (a crash, an endless loop, a memory bomb, a peek at the reference package, faked
 passes, a file that is not a notebook, and the first assignment's notebook sent to this one).
 """
@@ -18,7 +19,7 @@ from posenc_course.layout import (ADVANCED, NOTEBOOK, points_per_exercise, point
 from posenc_course.submissions import make_submission, reference_answers
 from posenc_solutions import ADVANCED_EXERCISES
 
-from .advanced_answers import ALTERNATIVES, WRONG, WRONG_CONCEPTS
+from .advanced_answers import ALTERNATIVES, STUDENT_ALTERNATIVES, WRONG, WRONG_CONCEPTS
 from .test_grading import (FAKE_PASSES, SOME, Student, answered, assert_scores, blank, log_lines, prefixed, raw,
                            shown, some, submit, verdicts_of)
 
@@ -45,6 +46,7 @@ CLASS = [
       for label, (exercise, functions) in WRONG.items()),
     *(Student(f"alt-{exercise}", answered({name: ALTERNATIVES[name] for name in names}), honest=True)
       for exercise, names in ADVANCED_EXERCISES.items()),
+    Student("student-own-way", answered(STUDENT_ALTERNATIVES), honest=True),
     *(Student(f"concept-{label}", answered(answers=cells), loses={exercise: 1}, honest=True)
       for label, (exercise, cells) in WRONG_CONCEPTS.items()),
     Student("hostile-exit", prefixed(f"ex03_{ADVANCED_EXERCISES['ex03'][1]}", "import os\nos._exit(1)"),
@@ -117,7 +119,8 @@ def test_the_proofs_cover_every_exercise():
     wrong = {exercise: sum(1 for e, _ in WRONG.values() if e == exercise) for exercise in MAX_POINTS}
     assert min(wrong.values()) >= 2, wrong
     assert {e for e, _ in WRONG_CONCEPTS.values()} == set(MAX_POINTS)
-    assert set(ALTERNATIVES) == {name for names in ADVANCED_EXERCISES.values() for name in names}
+    functions = {name for names in ADVANCED_EXERCISES.values() for name in names}
+    assert set(ALTERNATIVES) == set(STUDENT_ALTERNATIVES) == functions
 
 
 def test_the_score_check_can_fail():
