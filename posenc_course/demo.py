@@ -57,8 +57,9 @@ def masked_softmax(logits, mask):
 SWIN_HEIGHT_STRIDE = '''
 def swin_relative_position_index(window_height, window_width):
     """Rows of the 2-D table strided by 2*Wh - 1 instead of 2*Ww - 1: right for square windows only."""
-    if window_height < 1 or window_width < 1:
-        raise ValueError("window sides must be >= 1")
+    for side in (window_height, window_width):
+        if isinstance(side, bool) or not isinstance(side, (int, np.integer)) or side < 1:
+            raise ValueError("window sides must be integers >= 1")
     tokens = np.arange(window_height * window_width)
     rows, cols = tokens // window_width, tokens % window_width
     row_offset = rows[:, None] - rows[None, :] + window_height - 1
@@ -71,8 +72,11 @@ def shaw_attention(q, k, v, rel_keys, rel_values, causal=False):
     """Shaw's attention with the causal mask applied after the softmax: rows no longer sum to 1."""
     q, k, v = (np.asarray(x, dtype=float) for x in (q, k, v))
     rel_keys, rel_values = np.asarray(rel_keys, dtype=float), np.asarray(rel_values, dtype=float)
-    if q.ndim < 2 or q.shape != k.shape or v.shape[:-1] != k.shape[:-1]:
+    if q.ndim < 2 or q.shape != k.shape or v.ndim != k.ndim or v.shape[:-1] != k.shape[:-1]:
         raise ValueError("bad shapes")
+    for table, width in ((rel_keys, q.shape[-1]), (rel_values, v.shape[-1])):
+        if table.ndim != 2 or table.shape[0] % 2 == 0 or table.shape[1] != width:
+            raise ValueError("a table must have shape (2K+1, width)")
     L = q.shape[-2]
     offsets = np.arange(L)[:, None] - np.arange(L)[None, :]
     K, Kv = rel_keys.shape[0] // 2, rel_values.shape[0] // 2
