@@ -24,7 +24,7 @@ import nbformat
 
 from .course import load_config, nbgrader_api, nbgrader_env, new_course
 from .feedback import checks_by_exercise, shorten, tested_name
-from .layout import GRADED, NOTEBOOK, grade_id, release_notebook, source_notebook
+from .layout import GRADED, NOTEBOOK, grade_id, source_notebook
 
 LEARNER = "learner"
 
@@ -61,7 +61,7 @@ def read_learner_notebook(path):
         raise CannotGrade(f"{path}: not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
     assignment = assignment_of(notebook)
     if assignment is None:
-        starts = " or ".join(str(release_notebook(a).relative_to(release_notebook(a).parents[2])) for a in GRADED)
+        starts = " or ".join(f"release/{a}/{NOTEBOOK}" for a in GRADED)
         raise CannotGrade(f"{path}: not the exercises notebook of a posenc assignment (none of its cells "
                           f"belongs to one; start from {starts})")
     return notebook, assignment

@@ -25,7 +25,7 @@ import time
 
 from . import class_report, report
 from .course import run_nbgrader
-from .layout import ADVANCED, ASSIGNMENT, GRADED, ROOT, source_notebook, release_notebook
+from .layout import ADVANCED, ASSIGNMENT, GRADED, ROOT, release_notebook, source_notebook
 from .submissions import make_submission, reference_answers, write_submission
 STUDENTS = ("demo-reference", "demo-blank", "demo-mistakes")
 

@@ -14,8 +14,6 @@ ADVANCED = "posenc-advanced"  #: the second graded assignment, for students who 
 GRADED = (ASSIGNMENT, ADVANCED)  #: every graded assignment, in the order students take them
 NOTEBOOK_ID = "exercises"  #: the one notebook of each graded assignment, as nbgrader names it
 NOTEBOOK = f"{NOTEBOOK_ID}.ipynb"
-SOURCE_NOTEBOOK = ROOT / "source" / ASSIGNMENT / NOTEBOOK
-RELEASE_NOTEBOOK = ROOT / "release" / ASSIGNMENT / NOTEBOOK
 CONFIG_FILE = "nbgrader_config.py"
 
 
@@ -27,6 +25,10 @@ def source_notebook(assignment=ASSIGNMENT, root=ROOT):
 def release_notebook(assignment=ASSIGNMENT, root=ROOT):
     """The students' notebook of a graded `assignment`, as nbgrader generates it."""
     return Path(root) / "release" / assignment / NOTEBOOK
+
+
+SOURCE_NOTEBOOK = source_notebook()  #: the first assignment's, which most of the tooling grades
+RELEASE_NOTEBOOK = release_notebook()
 
 
 def course_root(start=None):
