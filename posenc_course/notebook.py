@@ -40,11 +40,11 @@ import nbformat
 import posenc_solutions
 
 from . import dryrun
-from .layout import ROOT
+from .layout import ADVANCED, ASSIGNMENT, ROOT, source_notebook
 #: spec -> source notebook, one per nbgrader assignment
 NOTEBOOKS = {
-    ROOT / "authoring" / "exercises.md": ROOT / "source" / "posenc" / "exercises.ipynb",
-    ROOT / "authoring" / "advanced.md": ROOT / "source" / "posenc-advanced" / "exercises.ipynb",
+    ROOT / "authoring" / "exercises.md": source_notebook(ASSIGNMENT),
+    ROOT / "authoring" / "advanced.md": source_notebook(ADVANCED),
     ROOT / "authoring" / "theory.md": ROOT / "source" / "theory" / "theory.ipynb",
 }
 
