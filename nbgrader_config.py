@@ -33,13 +33,14 @@ c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
 
 # Hardened grading (posenc_course/grading.py): an unreadable notebook is graded as the blank
 # release (0 points, reason logged and shown in its feedback); a lone renamed notebook is graded
-# as exercises.ipynb; and every submission is rebuilt on the released notebook with only the
-# student's answer cells, so that deleted, edited, reordered or duplicated test cells change
-# nothing.
+# as exercises.ipynb; and the graded notebook is the student's own, run once from top to bottom as
+# stock nbgrader runs it, with the release's locked cells restored (posenc_course/restore.py): deleted,
+# edited, reordered or duplicated test cells change nothing, and the student's own cells stay once,
+# where they put them.
 c.Autograde.exporter_class = "posenc_course.grading.TolerantNotebookExporter"
 c.Autograde.pre_convert_hook = "posenc_course.grading.adopt_renamed_notebook"
 c.Autograde.sanitize_preprocessors = [
-    "posenc_course.grading.RebuildFromRelease",
+    "posenc_course.restore.RestoreReleaseCells",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",

@@ -8,11 +8,10 @@
 - :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted
   their notebook under another name (``exercises (1).ipynb``) has it graded as
   ``exercises.ipynb``; the file they sent is left as it is.
-- :class:`RebuildFromRelease` (first of ``Autograde.sanitize_preprocessors``): the graded
-  notebook is the released notebook with the student's answer cells put in by ``grade_id``.
-  Deleted, edited, reordered or duplicated test cells, changed cell metadata and a notebook of
-  another assignment therefore cannot change what is run; ``OverwriteCells`` then restores the
-  hidden tests. Cells the student added (scratch work, helpers) are kept where they were.
+- :class:`posenc_course.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
+  the graded notebook is the student's own, run once from top to bottom as stock nbgrader runs it,
+  with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
+  changed cell metadata therefore cannot change what is run.
 - :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
   runs the student's cells in the kernel ``posenc-grader`` (:mod:`posenc_course.kernel`,
   sandboxed and memory-limited) and the test cells in this process, out of the student code's
@@ -46,21 +45,13 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Enum, Integer
 
 from . import judge, kernel
+from .restore import course_notebook, release_notebook
 from .kernel_link import KernelLink
 from .layout import NOTEBOOK, course_root, is_test_cell
 from .layout import grade_id as _grade_id
 from .layout import nbgrader_meta as _meta
 
 log = logging.getLogger("posenc.grading")
-
-
-def _course_notebook(folder, assignment, notebook_id):
-    """``COURSE/FOLDER/ASSIGNMENT/NOTEBOOK_ID.ipynb``, where nbgrader is grading."""
-    return course_root() / folder / str(assignment) / f"{notebook_id}.ipynb"
-
-
-def _release_notebook(assignment, notebook_id):
-    return nbformat.read(str(_course_notebook("release", assignment, notebook_id)), as_version=4)
 
 
 def _reason_cell(reason):
@@ -93,7 +84,7 @@ class TolerantNotebookExporter(NotebookExporter):
             self.log.error("posenc: student %r: %s It is graded as the blank release: 0 points. "
                            "The file itself is left untouched.", student, reason)
             notebook_id = Path(filename).stem
-            notebook = _release_notebook(assignment, notebook_id)
+            notebook = release_notebook(assignment, notebook_id)
             notebook.cells.insert(0, _reason_cell(reason))
         # As nbconvert's own from_filename: the kernel starts in the notebook's folder, the
         # student's own folder in autograded/, the one place its sandbox may write.
@@ -122,79 +113,6 @@ def adopt_renamed_notebook(assignment, student, notebooks):
     log.warning("posenc: student %r submitted %r instead of %r: it is graded as %s (the original is kept)",
                 student, paths[0].name, NOTEBOOK, adopted.name)
     notebooks[:] = [str(adopted)]
-
-
-def _plain(cell):
-    """A copy of a student's own cell, with no nbgrader metadata: it is run, never graded."""
-    cell = copy.deepcopy(cell)
-    cell.metadata.pop("nbgrader", None)
-    return cell
-
-
-class RebuildFromRelease(NbGraderPreprocessor):
-    """Rebuild the submission on the released notebook, keeping only the student's answers."""
-
-    def preprocess(self, nb, resources):
-        info = resources.get("nbgrader", {})
-        student, assignment, notebook_id = info.get("student"), info.get("assignment"), info.get("notebook")
-        try:
-            release = _release_notebook(assignment, notebook_id)
-        except FileNotFoundError:
-            self.log.warning("posenc: no release/%s/%s.ipynb to rebuild on; grading as submitted",
-                             assignment, notebook_id)
-            return nb, resources
-        answer_ids = {_grade_id(c) for c in release.cells if _meta(c).get("solution")}
-        known_ids = {_grade_id(c) for c in release.cells if _grade_id(c)}
-        release_sources = {c.source for c in release.cells}
-
-        answers, answer_anchors, extras, anchor = {}, {}, {}, None
-        seen_tests, problems = [], []
-        for cell in nb.cells:
-            gid = _grade_id(cell)
-            if gid in answer_ids:
-                if gid in answers:  # a duplicated answer cell: the later one is what ran last,
-                    # and the earlier one stays where it was, as the student's own cell
-                    extras.setdefault(answer_anchors[gid], []).append(answers[gid])
-                    problems.append(f"answer cell {gid} appears more than once")
-                answers[gid], answer_anchors[gid] = cell, anchor
-                anchor = gid
-            elif gid in known_ids:
-                seen_tests.append(gid)
-                anchor = gid
-            elif cell.source not in release_sources:
-                extras.setdefault(anchor, []).append(cell)  # the student's own cell
-
-        if not answers:
-            problems.append("none of the assignment's answer cells is in this notebook "
-                            "(a notebook of another assignment?)")
-        tests_in_order = [_grade_id(c) for c in release.cells if _meta(c).get("grade")]
-        missing = [t for t in tests_in_order if t not in seen_tests]
-        if missing:
-            problems.append(f"{len(missing)} test cell(s) deleted")
-        if len(seen_tests) != len(set(seen_tests)):
-            problems.append("test cells duplicated")
-        present = [t for t in seen_tests if t in tests_in_order]
-        if present != [t for t in tests_in_order if t in present] and len(set(present)) == len(present):
-            problems.append("test cells reordered")
-
-        cells = [_plain(c) for c in extras.get(None, [])]
-        for rcell in release.cells:
-            gid = _grade_id(rcell)
-            cell = copy.deepcopy(rcell)
-            if gid in answers:
-                cell.source = answers[gid].source
-            cells.append(cell)
-            cells.extend(_plain(c) for c in extras.get(gid, []))
-        for cell in cells:
-            if cell.cell_type == "code":
-                cell.outputs, cell.execution_count = [], None
-        if problems:
-            self.log.warning("posenc: student %r: %s; graded on the released notebook with the original tests",
-                             student, "; ".join(problems))
-        nb.cells = cells
-        nb.metadata = copy.deepcopy(release.metadata)
-        return nb, resources
-
 
 
 class ResilientExecute(Execute):
@@ -340,7 +258,7 @@ class ResilientExecute(Execute):
         if self._setup is None:
             assignment, notebook_id = self._info.get("assignment"), self._info.get("notebook")
             found = {folder: path for folder in ("release", "source")
-                     if (path := _course_notebook(folder, assignment, notebook_id)).exists()}
+                     if (path := course_notebook(folder, assignment, notebook_id)).exists()}
             self._setup = judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls) \
                 if found else False
         return self._setup or None

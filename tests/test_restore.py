@@ -1,0 +1,158 @@
+"""Unit tests of :func:`posenc_course.restore.restore` on in-memory notebooks (milliseconds).
+
+The release here is small and shaped like the course's: prose, a set-up cell, the locked checking
+helpers, then exercises of an answer cell and a locked test cell each. ``tests/test_habits.py`` and
+``tests/test_grading.py`` prove the same in real ``nbgrader autograde`` runs.
+"""
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from posenc_course.restore import longest_increasing, restore
+
+
+def answer(name, source="stub"):
+    return new_code_cell(source, metadata={"nbgrader": {"grade_id": name, "solution": True, "grade": False,
+                                                        "locked": False}})
+
+
+def locked_test(name, source=None):
+    return new_code_cell(source or f"check({name!r})", metadata={"nbgrader": {
+        "grade_id": name, "grade": True, "solution": False, "locked": True, "points": 1}})
+
+
+def release():
+    return new_notebook(cells=[
+        new_markdown_cell("# Title"), new_code_cell("import numpy as np"),
+        new_code_cell("def check(x): ...", metadata={"nbgrader": {"grade_id": "helpers", "locked": True}}),
+        new_markdown_cell("## Exercise 1"), answer("a1"), locked_test("t1"),
+        new_markdown_cell("## Exercise 2"), answer("a2"), locked_test("t2"),
+        new_markdown_cell("## Exercise 3"), answer("a3"), locked_test("t3"),
+    ])
+
+
+def student(edit=None):
+    notebook = nbformat.from_dict(release())
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = "answer of " + cell.metadata.nbgrader.grade_id
+    if edit:
+        edit(notebook)
+    return notebook
+
+
+def sources(cells):
+    return [cell.source for cell in cells]
+
+
+def index(notebook, name):
+    return next(i for i, c in enumerate(notebook.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == name)
+
+
+def test_an_untouched_submission_is_graded_as_it_is():
+    mine = student()
+    cells, problems = restore(mine, release())
+    assert sources(cells) == sources(mine.cells) and problems == []
+
+
+@pytest.mark.parametrize("at", [0, 1, 4, 6, 12])
+def test_a_cell_of_the_students_own_stays_once_where_it_was(at):
+    mine = student()
+    mine.cells.insert(at, new_code_cell("scratch = 1"))
+    cells, problems = restore(mine, release())
+    assert sources(cells) == sources(mine.cells) and problems == []
+
+
+def test_prose_and_set_up_cells_are_the_students_as_edited():
+    def edit(nb):
+        nb.cells[1].source = "import matplotlib.pyplot as plt\nimport numpy as np"
+        del nb.cells[3]  # the heading of exercise 1
+    mine = student(edit)
+    cells, _ = restore(mine, release())
+    assert sources(cells) == sources(mine.cells)
+
+
+def test_an_edited_test_cell_is_the_gradebooks_with_its_hidden_tests():
+    mine = student(lambda nb: setattr(nb.cells[index(nb, "t2")], "source", "pass"))
+    cells, problems = restore(mine, release(), locked={"t2": "check('t2')\n# hidden"})
+    assert cells[index(mine, "t2")].source == "check('t2')\n# hidden" and problems == []
+
+
+def test_deleted_test_cells_go_back_after_their_answer_and_the_students_cells_there():
+    def edit(nb):
+        nb.cells.insert(index(nb, "a1") + 1, new_code_cell("helper = 1"))
+        nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in ("t1", "t3")]
+    cells, problems = restore(student(edit), release())
+    names = [c.metadata.get("nbgrader", {}).get("grade_id") or c.source for c in cells]
+    assert names[names.index("a1"):names.index("a1") + 3] == ["a1", "helper = 1", "t1"]
+    assert names[-2:] == ["a3", "t3"]
+    assert problems == ["2 locked cell(s) deleted"]
+
+
+def test_a_deleted_first_locked_cell_goes_back_before_the_next_one():
+    cells, _ = restore(student(lambda nb: nb.cells.pop(2)), release())
+    names = [c.metadata.get("nbgrader", {}).get("grade_id") for c in cells]
+    assert names.index("helpers") < names.index("a1")
+
+
+def test_test_cells_moved_or_duplicated_count_once_in_their_place():
+    def edit(nb):
+        tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and "t" in c.metadata.nbgrader.grade_id]
+        nb.cells = [c for c in nb.cells if c not in tests] + tests[::-1] + tests[:2]
+    cells, problems = restore(student(edit), release())
+    names = [c.metadata.get("nbgrader", {}).get("grade_id") for c in cells]
+    for number in (1, 2, 3):
+        assert names.count(f"t{number}") == 1 and names.index(f"t{number}") == names.index(f"a{number}") + 1
+    assert "locked cell t1 duplicated" in problems and any("out of place" in p for p in problems)
+
+
+def test_of_a_duplicated_answer_the_last_copy_is_the_answer_and_the_first_stays_as_the_students():
+    def edit(nb):
+        draft = nbformat.from_dict(nb.cells[index(nb, "a2")])
+        draft.source = "draft of a2"
+        nb.cells.insert(1, draft)
+    cells, problems = restore(student(edit), release())
+    assert [c.source for c in cells].count("draft of a2") == 1
+    [draft] = [c for c in cells if c.source == "draft of a2"]
+    assert "nbgrader" not in draft.metadata, "an earlier copy is run, never graded"
+    [answer_cell] = [c for c in cells if c.metadata.get("nbgrader", {}).get("grade_id") == "a2"]
+    assert answer_cell.source == "answer of a2" and problems == ["answer cell a2 appears more than once"]
+
+
+def test_a_deleted_answer_cell_is_not_put_back_as_a_stub():
+    """The student may define the function in a cell of their own: Validate runs that, so grading does too."""
+    def edit(nb):
+        at = index(nb, "a1")
+        nb.cells[at] = new_code_cell("answer of a1, in my own cell")
+    cells, _ = restore(student(edit), release())
+    assert "stub" not in sources(cells) and "answer of a1, in my own cell" in sources(cells)
+
+
+def test_metadata_of_the_students_own_cells_cannot_make_them_graded():
+    forged = new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": "mine", "grade": True, "points": 100}})
+    cells, _ = restore(student(lambda nb: nb.cells.insert(4, forged)), release())
+    assert all(c.metadata.get("nbgrader", {}).get("grade_id") != "mine" for c in cells)
+
+
+def test_outputs_are_cleared():
+    def edit(nb):
+        nb.cells[index(nb, "a1")].outputs = [nbformat.v4.new_output("stream", text="saved")]
+        nb.cells[index(nb, "a1")].execution_count = 7
+    cells, _ = restore(student(edit), release())
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in cells if c.cell_type == "code")
+
+
+def test_a_notebook_of_another_assignment_is_said_and_gets_every_locked_cell():
+    cells, problems = restore(new_notebook(cells=[new_code_cell("answer = 42")]), release())
+    names = [c.metadata.get("nbgrader", {}).get("grade_id") for c in cells]
+    assert names == [None, "helpers", "t1", "t2", "t3"]
+    assert any("another assignment" in p for p in problems)
+
+
+@pytest.mark.parametrize("values, length", [([], 0), ([3, 1, 2], 2), ([1, 2, 3], 3), ([5, 4, 3], 1),
+                                            ([0, 8, 4, 12, 2, 10, 6, 14, 1, 9], 4)])
+def test_longest_increasing(values, length):
+    chosen = sorted(longest_increasing(values))
+    assert len(chosen) == length
+    assert all(values[a] < values[b] for a, b in zip(chosen, chosen[1:]))
