@@ -23,7 +23,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from .judge import HIDDEN_BEGIN, HIDDEN_END, elide
-from .layout import exercise_of, grade_id, is_test_cell, nbgrader_meta
+from .layout import exercise_of, grade_id, is_test_cell, nbgrader_meta, unreadable_reason
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
 
@@ -122,6 +122,18 @@ def summary_html(rows):
     return "\n".join(out)
 
 
+def unreadable_html(reason, rows):
+    """The top of the feedback of a file that could not be read: that fact, why and what to do, once
+    (no list of unanswered checks: nothing of the student's was graded)."""
+    from .grading import UNREADABLE_WHAT_TO_DO
+
+    maximum = sum(r["max_score"] for r in rows)
+    return ('<div id="posenc-summary" class="panel panel-danger">'
+            f'<div class="panel-heading"><h4>Your submission could not be graded as sent: 0 of {maximum:g} points</h4>'
+            f"<p>{html.escape(reason)}</p><p><b>{html.escape(UNREADABLE_WHAT_TO_DO)}</b></p>"
+            "<p>Below is the blank assignment it was graded as.</p></div></div>")
+
+
 def hide_hidden_tests(cell):
     """Replace the hidden tests of a test cell by how many of their checks passed, and the failed ones' messages."""
     lines = cell.source.splitlines()
@@ -154,8 +166,10 @@ class FeedbackSummary(Preprocessor):
     enabled = Bool(True)
 
     def preprocess(self, nb, resources):
-        rows = summary(nb)
-        resources.setdefault("posenc", {})["summary_html"] = summary_html(rows)
+        rows, reason = summary(nb), unreadable_reason(nb)
+        resources.setdefault("posenc", {})["summary_html"] = unreadable_html(reason, rows) if reason else summary_html(rows)
+        if reason:  # said once, at the top
+            nb.cells = nb.cells[1:]
         if not self.show_hidden_tests:
             for cell in nb.cells:
                 if is_test_cell(cell):

@@ -47,17 +47,22 @@ from traitlets import Bool, Enum, Integer
 from . import judge, kernel
 from .restore import course_notebook, release_notebook
 from .kernel_link import KernelLink
-from .layout import NOTEBOOK, course_root, is_test_cell
+from .layout import NOTEBOOK, UNREADABLE, course_root, is_test_cell
 from .layout import grade_id as _grade_id
 from .layout import nbgrader_meta as _meta
 
 log = logging.getLogger("posenc.grading")
 
 
+UNREADABLE_WHAT_TO_DO = (
+    "What to do: open the notebook you submitted in JupyterLab. If it opens, save it (File > Save "
+    "Notebook) and submit it again. If it does not, ask your instructor, who can grade an earlier copy.")
+
+
 def _reason_cell(reason):
     return nbformat.v4.new_markdown_cell(
-        f"**This submission could not be graded as sent, and scores 0.** {reason} "
-        "Ask your instructor if you believe this is wrong.")
+        f"**This submission could not be graded as sent, and scores 0.** {reason}\n\n{UNREADABLE_WHAT_TO_DO}",
+        metadata={"posenc": {UNREADABLE: reason}})
 
 
 class TolerantNotebookExporter(NotebookExporter):

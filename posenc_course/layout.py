@@ -61,6 +61,17 @@ def is_test_cell(cell):
     return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution", False)
 
 
+UNREADABLE = "unreadable"  #: ``posenc.unreadable`` of a graded notebook's first cell: why the file could not be read
+
+
+def unreadable_reason(notebook):
+    """Why the submission graded as `notebook` could not be read (the ``posenc.unreadable`` metadata of
+    its first cell, which :class:`posenc_course.grading.TolerantNotebookExporter` puts there), or None
+    for a submission that was read."""
+    first = notebook.cells[0] if notebook.cells else {}
+    return first.get("metadata", {}).get("posenc", {}).get(UNREADABLE)
+
+
 def exercise_of(cell_name):
     """``ex05_apply_rope_test`` -> ``ex05``."""
     return cell_name.split("_", 1)[0]
