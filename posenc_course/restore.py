@@ -99,11 +99,11 @@ def restore(submission, release, locked=None):
     >>> from nbformat.v4 import new_code_cell, new_notebook
     >>> def graded(kind, name, source):
     ...     return new_code_cell(source, metadata={"nbgrader": {"grade_id": name, kind: True}})
-    >>> release = new_notebook(cells=[graded("solution", "a", "stub"), graded("locked", "t", "test")])
+    >>> release = new_notebook(cells=[graded("solution", "a", "stub"), graded("grade", "t", "test")])
     >>> mine = new_notebook(cells=[new_code_cell("draft"), graded("solution", "a", "mine")])
     >>> cells, problems = restore(mine, release)
     >>> [c.source for c in cells], problems
-    (['draft', 'mine', 'test'], ['1 locked cell(s) deleted'])
+    (['draft', 'mine', 'test'], ['1 test cell(s) deleted'])
     """
     locked = locked or {}
     ids = [grade_id(cell) for cell in release.cells if grade_id(cell)]
@@ -111,7 +111,11 @@ def restore(submission, release, locked=None):
     by_id = {grade_id(cell): cell for cell in release.cells if grade_id(cell)}
     answers = {name for name, cell in by_id.items() if nbgrader_meta(cell).get("solution")}
     release_sources = {cell.source for cell in release.cells}
-    problems = []
+    problems, duplicated = [], []
+
+    def kind(names):
+        """How the log names these release cells: "test" cells when they all are, else "locked"."""
+        return "test" if all(nbgrader_meta(by_id[name]).get("grade") for name in names) else "locked"
 
     def restored(name, source=None):
         cell = copy.deepcopy(by_id[name])
@@ -126,7 +130,7 @@ def restore(submission, release, locked=None):
             cells.append(restored(name, cell.source)), names.append(name), own.append(False)
         elif name in order and name not in answers:
             if name in seen:
-                problems.append(f"locked cell {name} duplicated")
+                duplicated.append(name)
                 continue
             seen.add(name)
             cells.append(restored(name)), names.append(name), own.append(False)
@@ -135,6 +139,8 @@ def restore(submission, release, locked=None):
                 problems.append(f"answer cell {name} appears more than once")
             cells.append(plain(cell)), names.append(None), own.append(cell.source not in release_sources)
 
+    if duplicated:
+        problems.append(f"{kind(duplicated)} cells duplicated: {', '.join(sorted(set(duplicated)))}")
     if not answers & set(names):
         problems.append("none of the assignment's answer cells is in this notebook (a notebook of another assignment?)")
 
@@ -143,13 +149,13 @@ def restore(submission, release, locked=None):
     in_order = {placed[k] for k in longest_increasing([order[names[i]] for i in placed])}
     moved = [i for i in placed if i not in in_order and names[i] not in answers]
     if moved:
-        problems.append(f"{len(moved)} locked cell(s) out of place")
+        problems.append(f"{len(moved)} {kind([names[i] for i in moved])} cell(s) out of place")
         for i in reversed(moved):
             del cells[i], names[i], own[i]
     missing = [name for name in ids if name not in answers and name not in names]
-    deleted = len([name for name in missing if name not in seen])
+    deleted = [name for name in missing if name not in seen]
     if deleted:
-        problems.append(f"{deleted} locked cell(s) deleted")
+        problems.append(f"{len(deleted)} {kind(deleted)} cell(s) deleted")
     for name in missing:
         at = _place(names, own, order, name)
         cells.insert(at, restored(name)), names.insert(at, name), own.insert(at, False)

@@ -87,7 +87,7 @@ def test_deleted_test_cells_go_back_after_their_answer_and_the_students_cells_th
     names = [c.metadata.get("nbgrader", {}).get("grade_id") or c.source for c in cells]
     assert names[names.index("a1"):names.index("a1") + 3] == ["a1", "helper = 1", "t1"]
     assert names[-2:] == ["a3", "t3"]
-    assert problems == ["2 locked cell(s) deleted"]
+    assert problems == ["2 test cell(s) deleted"]
 
 
 def test_a_deleted_first_locked_cell_goes_back_before_the_next_one():
@@ -104,7 +104,7 @@ def test_test_cells_moved_or_duplicated_count_once_in_their_place():
     names = [c.metadata.get("nbgrader", {}).get("grade_id") for c in cells]
     for number in (1, 2, 3):
         assert names.count(f"t{number}") == 1 and names.index(f"t{number}") == names.index(f"a{number}") + 1
-    assert "locked cell t1 duplicated" in problems and any("out of place" in p for p in problems)
+    assert "test cells duplicated: t1, t2" in problems and any("out of place" in p for p in problems)
 
 
 def test_of_a_duplicated_answer_the_last_copy_is_the_answer_and_the_first_stays_as_the_students():
