@@ -4,12 +4,19 @@ It runs nbgrader's real autograde in a private, temporary course built from this
 repository's source notebooks, so the score is the one an instructor's grading gives. It grades
 either graded assignment (``posenc`` or ``posenc-advanced``): the notebook's cells say which.
 
-    posenc-check exercises.ipynb           # each exercise's points and failed checks, then the total
+    posenc-check exercises.ipynb           # one line per exercise (points, or "not started"), at most
+                                           # 3 failed checks under one that lost points, the total
+    posenc-check exercises.ipynb --exercise ex03   # that exercise only, every failed check
+    posenc-check exercises.ipynb -v        # every failed check of every exercise
     posenc-check exercises.ipynb --json    # {"score": S, "max_score": M, "exercises": {exNN: {
-                                           #   "score", "max_score", "checks": [{"test", "line",
-                                           #   "hidden", "passed", "message"}]}}}
+                                           #   "score", "max_score", "started", "checks": [{"test",
+                                           #   "line", "hidden", "passed", "message"}]}}}
 
-Exit codes: 0 at full marks, 1 below full marks, 2 if the file cannot be graded.
+An exercise is *not started* when it has no points and each of its answer cells still holds the
+release's stub (the same code, up to blank space at its ends): nothing of the learner's was graded.
+
+Exit codes: 0 at full marks (of the one exercise, with --exercise), 1 below, 2 if the file cannot be
+graded or the exercise does not exist.
 """
 
 import argparse
@@ -24,9 +31,10 @@ import nbformat
 
 from .course import load_config, nbgrader_api, nbgrader_env, new_course
 from .feedback import checks_by_exercise, shorten, tested_name
-from .layout import GRADED, NOTEBOOK, grade_id, source_notebook
+from .layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
 
 LEARNER = "learner"
+SHOWN_FAILURES = 3  #: failed checks listed under an exercise, without -v or --exercise
 
 
 class CannotGrade(Exception):
@@ -101,18 +109,54 @@ def grade(notebook_path, workdir):
     return scores, checks_by_exercise(autograded)
 
 
-def format_result(scores, checks):
-    """The table a learner reads: each exercise's points and, under one that lost points, its failed
-    checks with their messages, as the feedback's summary shows them."""
-    lines = [f"{'exercise':<9} {'points':>9}  failed checks", "-" * 72]
+def failed_check_text(check):
+    """The one line that tells a learner of one failed check: what it tests, where, and its message."""
+    where = "hidden test" if check["hidden"] else f"line {check['line']}"
+    return f"{tested_name(check['test'])} ({where}): {shorten(check['message'])}"
+
+
+def untouched_exercises(notebook, assignment):
+    """The exercises none of whose answer cells the learner changed: each answer cell of the exercise
+    that is in `notebook` holds the release's stub, up to blank space at its ends."""
+    release = nbformat.read(str(release_notebook(assignment)), as_version=4)
+    stubs = {grade_id(cell): cell.source.strip() for cell in release.cells if is_answer_cell(cell)}
+    changed = {exercise_of(grade_id(cell)) for cell in notebook.cells
+               if is_answer_cell(cell) and cell.source.strip() != stubs.get(grade_id(cell))}
+    return {exercise_of(name) for name in stubs} - changed
+
+
+def not_started(scores, untouched):
+    """The exercises that are not started: no points, and answer cells as released."""
+    return {ex for ex, (score, _) in scores.items() if score == 0 and ex in untouched}
+
+
+def format_result(scores, checks, untouched=frozenset(), shown=SHOWN_FAILURES, notebook="exercises.ipynb",
+                  verbose=False):
+    """The table a learner reads: one line per exercise with its points ("not started" for one without
+    points whose answers are the release's stubs) and, under a started exercise that lost points, its
+    failed checks, at most `shown` of them (None: all), and how many more; then the total and which
+    exercise to work on next. `verbose`: the failed checks of exercises not started too."""
+    idle = not_started(scores, untouched)
+    lines = [f"{'exercise':<9} {'points':>9}", "-" * 72]
     for exercise, (score, max_score) in scores.items():
         failed = [c for c in checks.get(exercise, []) if not c["passed"]]
-        lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {len(failed) or ''}".rstrip())
-        for check in failed:
-            where = "hidden test" if check["hidden"] else f"line {check['line']}"
-            lines.append(f"    {tested_name(check['test'])} ({where}): {shorten(check['message'])}")
+        note = "not started" if exercise in idle else f"{len(failed)} failed checks" if failed else ""
+        lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {note}".rstrip())
+        if exercise in idle and not verbose:
+            continue
+        listed = failed if shown is None else failed[:shown]
+        lines += [f"    {failed_check_text(check)}" for check in listed]
+        if len(failed) > len(listed):
+            lines.append(f"    ... and {len(failed) - len(listed)} more "
+                         f"(posenc-check {notebook} --exercise {exercise} shows them all)")
     total, maximum = sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
-    lines += ["-" * 72, f"{'total':<9} {total:>4g}/{maximum:g}"]
+    lines += ["-" * 72, f"{'total':<9} {round(total, 2):>4g}/{maximum:g}"]
+    below = [ex for ex, (score, max_score) in scores.items() if score < max_score]
+    if len(scores) > 1 and below:
+        started = [ex for ex in below if ex not in idle]
+        lines.append(f"next: {(started or below)[0]}" + (
+            ": the first started exercise below full marks; fix its first failed check first" if started
+            else ": the first exercise not started"))
     return "\n".join(lines)
 
 
@@ -120,11 +164,13 @@ def _number(points):
     return int(points) if float(points).is_integer() else points
 
 
-def as_json(scores, checks):
+def as_json(scores, checks, untouched=frozenset()):
+    idle = not_started(scores, untouched)
     return json.dumps({
         "score": _number(round(sum(s for s, _ in scores.values()), 2)),
         "max_score": _number(sum(m for _, m in scores.values())),
-        "exercises": {ex: {"score": _number(s), "max_score": _number(m), "checks": checks.get(ex, [])}
+        "exercises": {ex: {"score": _number(s), "max_score": _number(m), "started": ex not in idle,
+                           "checks": checks.get(ex, [])}
                       for ex, (s, m) in scores.items()},
     })
 
@@ -134,19 +180,40 @@ def main(argv=None):
         prog="posenc-check", description="Grade your exercises.ipynb with the full hidden tests of the posenc course "
                                           "(either assignment, posenc or posenc-advanced: its cells say which).")
     parser.add_argument("notebook", help="your copy of exercises.ipynb")
+    parser.add_argument("--exercise", metavar="exNN", help="check this exercise only (ex03): its points and "
+                                                               "every failed check; the exit code judges it alone")
+    parser.add_argument("-v", "--verbose", action="store_true", help="every failed check of every exercise")
     parser.add_argument("--json", action="store_true", help="print only the scores, as JSON, on stdout")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
+        learner, assignment = read_learner_notebook(args.notebook)
+        if args.exercise:
+            exercises = list(points_of(assignment))
+            if args.exercise not in exercises:
+                raise CannotGrade(f"{args.notebook}: the assignment {assignment} has no exercise "
+                                  f"{args.exercise!r}; its exercises are {', '.join(exercises)}")
         with tempfile.TemporaryDirectory(prefix="posenc-check-") as workdir:
             scores, checks = grade(args.notebook, workdir)
     except CannotGrade as error:
         print(f"posenc-check: cannot grade {error}", file=sys.stderr)
         return 2
     progress(f"graded in {time.perf_counter() - started:.1f} s")
-    print(as_json(scores, checks) if args.json else format_result(scores, checks))
+    untouched = untouched_exercises(learner, assignment)
+    if args.exercise:
+        scores = {ex: points for ex, points in scores.items() if ex == args.exercise}
+    shown = None if args.verbose or args.exercise else SHOWN_FAILURES
+    print(as_json(scores, checks, untouched) if args.json
+          else format_result(scores, checks, untouched, shown, Path(args.notebook).name, args.verbose))
     full = all(score >= max_score for score, max_score in scores.values())
     return 0 if full else 1
+
+
+def points_of(assignment):
+    """``{exercise: points}`` of the assignment, from its source notebook's metadata."""
+    from .layout import points_per_exercise
+
+    return points_per_exercise(nbformat.read(str(source_notebook(assignment)), as_version=4))
 
 
 if __name__ == "__main__":
