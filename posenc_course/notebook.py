@@ -29,6 +29,7 @@ carry to the kernel, is reported at its line. ``authoring/README.md`` is the gui
 
 import argparse
 import ast
+import hashlib
 import inspect
 import json
 import re
@@ -189,6 +190,7 @@ def build(spec_text, spec_name="<spec>"):
     problems += _grade_id_problems(cells) + _heading_problems(spec_text, spec_name, cells)
     if problems:
         raise AuthoringError(problems)
+    cells = with_progress(cells, spec_text)
     for number, cell in enumerate(cells):
         cell.metadata.pop("posenc_where", None)
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -197,6 +199,180 @@ def build(spec_text, spec_name="<spec>"):
     notebook.metadata = {"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO}
     nbformat.validate(notebook)
     return notebook
+
+
+# Progress: the points at the top, and a last cell that says where the student stands -------------
+
+#: The tag that lets Run All go on past a cell's error (JupyterLab and nbclient then send
+#: ``stop_on_error=False``): on every test and answer cell, so that Run All ends at the progress cell.
+RUN_ON = "raises-exception"
+TRACKER_ID, PROGRESS_ID = "progress_tracker", "progress_report"
+TOTAL_TOKEN, POINTS_TOKEN = "{{total_points}}", "{{points_by_exercise}}"
+EXERCISE_TITLE = re.compile(r"^## Exercise (?P<number>\d+)[\s★]*(?P<title>.*?)\s*(?:\([\d.+\s]+=\s*[\d.]+ points?\))?\s*$", re.M)
+
+
+def visible_key(source):
+    """What identifies a test cell's visible code, wherever it runs: its lines without the hidden tests
+    and without blank ones, each without trailing blanks (the same as the tracker's ``_key``)."""
+    from .judge import HIDDEN_BEGIN, HIDDEN_END
+
+    kept, hidden = [], False
+    for line in source.splitlines():
+        if line.strip().startswith(HIDDEN_BEGIN):
+            hidden = True
+        elif line.strip().startswith(HIDDEN_END):
+            hidden = False
+        elif not hidden and line.strip():
+            kept.append(line.rstrip())
+    return hashlib.md5("\n".join(kept).encode()).hexdigest()
+
+
+def exercise_table(cells, spec_text):
+    """``[(exercise, title, points, [(test id, cell id, visible key)], [answer cell ids])]``, from the
+    cells' nbgrader metadata and the ``## Exercise N`` headings, in order."""
+    titles = {f"ex{int(m.group('number')):02d}": m.group("title") for m in EXERCISE_TITLE.finditer(spec_text)}
+    table = {}
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        name = meta.get("grade_id", "")
+        if not re.match(r"ex\d\d_", name):
+            continue
+        row = table.setdefault(name[:4], [name[:4], titles.get(name[:4], ""), 0.0, [], []])
+        if meta.get("grade"):
+            row[2] += meta["points"]
+            row[3].append((name, name.replace("_", "-"), visible_key(cell.source)))
+        elif meta.get("solution"):
+            row[4].append(name.replace("_", "-"))
+    return [tuple(row) for row in table.values()]
+
+
+def _points(value):
+    return f"{value:g}"
+
+
+TRACKER_SOURCE = r'''# Your progress, for the notebook's last cell: after each cell you run, this notes whether it raised an
+# error, and nothing else. The grader does not use it, and it holds no answers.
+def _posenc_tracker():
+    import hashlib
+
+    def _key(source):
+        lines = [line.rstrip() for line in source.splitlines() if line.strip()]
+        return hashlib.md5("\n".join(lines).encode()).hexdigest()
+
+    ran = globals().setdefault("_posenc_ran", {})
+
+    def _posenc_record(result):
+        try:
+            source = result.info.raw_cell or ""
+            if source.startswith(%(grader)r):
+                ran["graded"] = True
+                return
+            error = result.error_in_exec or result.error_before_exec
+            text = "" if error is None else f"{type(error).__name__}: {str(error).strip()}".splitlines()[0]
+            entry = {"ok": error is None, "error": text[:300]}
+            ran[_key(source)] = entry
+            if getattr(result.info, "cell_id", None):
+                ran[result.info.cell_id] = entry
+        except Exception:  # never in the way of your own cells
+            pass
+
+    try:
+        events = get_ipython().events
+    except NameError:  # not in IPython (the grader's own copy of this cell): nothing to note
+        return
+    for callback in list(events.callbacks["post_run_cell"]):
+        if getattr(callback, "__name__", "") == "_posenc_record":
+            events.unregister("post_run_cell", callback)
+    events.register("post_run_cell", _posenc_record)
+
+
+_posenc_tracker()
+
+
+def show_progress():
+    """For each exercise: its points, and whether its visible tests passed when they last ran here."""
+    exercises = %(table)s
+    ran = globals().get("_posenc_ran", {})
+    if ran.get("graded"):
+        print("This copy of the notebook is being graded: its test cells run in the grader, with the hidden "
+              "tests. Your points are in the summary at the top of your feedback.")
+        return
+    rows, passing, first = [], 0, None
+    for exercise, title, points, tests, answers in exercises:
+        broken = [ran[cell_id] for cell_id in answers if cell_id in ran and not ran[cell_id]["ok"]]
+        results = [(test, ran.get(cell_id) or ran.get(key)) for test, cell_id, key in tests]
+        run = [(test, r) for test, r in results if r is not None]
+        failed = [(test, r) for test, r in run if not r["ok"]]
+        if broken:
+            status, todo = "an answer cell raised an error: " + broken[0]["error"], "fix its answer cell that shows the error"
+        elif not run:
+            status, todo = "not run yet", "run its cells"
+        elif failed and all("not answered yet" in r["error"] for _, r in failed) and len(failed) == len(run):
+            status, todo = "not answered yet", "answer it"
+        elif failed:
+            test, r = failed[0]
+            status = f"{len(run) - len(failed)} of {len(tests)} test cells pass; {test} fails: {r['error']}"
+            todo = f"fix what the test cell {test} says"
+        elif len(run) < len(tests):
+            status, todo = f"{len(run)} of {len(tests)} test cells pass, the others not run yet", "run its other test cells"
+        else:
+            status, todo = f"passes its visible tests ({len(tests)} test cells)", None
+            passing += 1
+        if todo and first is None:
+            first = (exercise, title, todo)
+        if len(status) > 110:
+            status = status[:107] + "..."
+        rows.append(f"{exercise:<8} {points:>6g}   {status}")
+    total = sum(row[2] for row in exercises)
+    print(f"Your progress: {passing} of {len(exercises)} exercises pass their visible tests. "
+          f"The notebook is worth {total:g} points.")
+    print("(A concept question's visible test checks only the form of the answer; the hidden tests, run when "
+          "your work is graded, check more.)\n")
+    print(f"{'exercise':<8} {'points':>6}   visible tests, as they last ran in this kernel")
+    print("\n".join(rows))
+    if first is None:
+        print("\nNext: every visible test passes. Save, click Validate in the toolbar, then submit.")
+    else:
+        exercise, title, todo = first
+        print(f"\nNext: exercise {int(exercise[2:])}, {title}: {todo} (its cells are under its heading, "
+              "above), then run this cell again.")
+'''
+
+PROGRESS_INTRO = """## Your progress
+
+*Run → Run All Cells* ends here. The cell below lists, for each exercise, its points and whether its
+visible tests passed when they last ran, and says what to do next. Run it again at any time. If it
+shows nothing after Run All, a cell of your own stopped Run All with an error: scroll up to the red box."""
+
+PROGRESS_SOURCE = "# where you stand: each exercise's visible tests and points, and what to do next\nshow_progress()"
+
+
+def with_progress(cells, spec_text):
+    """The cells of a graded assignment with what tells a student where they stand: the total points
+    in place of ``{{total_points}}`` and ``{{points_by_exercise}}`` in its markdown, the tag
+    :data:`RUN_ON` on every test and answer cell, the tracker after the last code cell before the
+    first exercise, and the progress cell last. Points and titles come from the cells' metadata and
+    headings. A notebook without test cells is returned as it is."""
+    table = exercise_table(cells, spec_text)
+    if not table:
+        return cells
+    total = sum(points for _, _, points, _, _ in table)
+    each = [_points(points) for _, _, points, _, _ in table]
+    by_exercise = f"{len(each)} exercises of " + (", ".join(each[:-1]) + " and " if len(each) > 1 else "") + f"{each[-1]} points"
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace(TOTAL_TOKEN, _points(total)).replace(POINTS_TOKEN, by_exercise)
+        elif cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("ex"):
+            cell.metadata["tags"] = [RUN_ON]
+    first = next(n for n, cell in enumerate(cells) if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("ex"))
+    setup = max(n for n, cell in enumerate(cells[:first]) if cell.cell_type == "code")
+    from .judge import SERVE_CODE
+
+    grader = SERVE_CODE.split("=")[0].strip()  # the judge's agent, whose code runs in the grading kernel
+    rows = ",\n        ".join(repr(row) for row in table)
+    tracker = code_cell(f"locked {TRACKER_ID}", TRACKER_SOURCE % {"grader": grader, "table": f"[\n        {rows},\n    ]"})
+    progress = code_cell(f"locked {PROGRESS_ID}", PROGRESS_SOURCE)
+    return cells[:setup + 1] + [tracker] + cells[setup + 1:] + [nbformat.v4.new_markdown_cell(PROGRESS_INTRO), progress]
 
 
 def _grade_id_problems(cells):
