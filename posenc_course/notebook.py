@@ -32,6 +32,7 @@ import ast
 import hashlib
 import inspect
 import json
+import pprint
 import re
 import sys
 import textwrap
@@ -228,7 +229,7 @@ def visible_key(source):
 
 
 def exercise_table(cells, spec_text):
-    """``[(exercise, title, points, [(test id, cell id, visible key)], [answer cell ids])]``, from the
+    """``[(exercise, title, points, [(test id, visible key)], [answer ids])]``, from the
     cells' nbgrader metadata and the ``## Exercise N`` headings, in order."""
     titles = {f"ex{int(m.group('number')):02d}": m.group("title") for m in EXERCISE_TITLE.finditer(spec_text)}
     table = {}
@@ -240,9 +241,9 @@ def exercise_table(cells, spec_text):
         row = table.setdefault(name[:4], [name[:4], titles.get(name[:4], ""), 0.0, [], []])
         if meta.get("grade"):
             row[2] += meta["points"]
-            row[3].append((name, name.replace("_", "-"), visible_key(cell.source)))
+            row[3].append((name, visible_key(cell.source)))
         elif meta.get("solution"):
-            row[4].append(name.replace("_", "-"))
+            row[4].append(name)
     return [tuple(row) for row in table.values()]
 
 
@@ -250,8 +251,8 @@ def _points(value):
     return f"{value:g}"
 
 
-TRACKER_SOURCE = r'''# Your progress, for the notebook's last cell: after each cell you run, this notes whether it raised an
-# error, and nothing else. The grader does not use it, and it holds no answers.
+TRACKER_SOURCE = r'''# For the progress report, the notebook's last cell: after each cell you run, this notes
+# whether it raised an error, and nothing else. The grader does not use it. It holds no answers.
 def _posenc_tracker():
     import hashlib
 
@@ -268,8 +269,8 @@ def _posenc_tracker():
                 ran["graded"] = True
                 return
             error = result.error_in_exec or result.error_before_exec
-            text = "" if error is None else f"{type(error).__name__}: {str(error).strip()}".splitlines()[0]
-            entry = {"ok": error is None, "error": text[:300]}
+            text = "" if error is None else f"{type(error).__name__}: {str(error).strip()}"
+            entry = {"ok": error is None, "error": (text.splitlines() or [""])[0][:300]}
             ran[_key(source)] = entry
             if getattr(result.info, "cell_id", None):
                 ran[result.info.cell_id] = entry
@@ -290,52 +291,58 @@ _posenc_tracker()
 
 
 def show_progress():
-    """For each exercise: its points, and whether its visible tests passed when they last ran here."""
+    """Each exercise's points, and whether its visible tests passed when they last ran here."""
+    # (exercise, title, points, [(test cell, its visible code's key)], [answer cells]); a cell's
+    # id is its name with - for _
     exercises = %(table)s
     ran = globals().get("_posenc_ran", {})
     if ran.get("graded"):
-        print("This copy of the notebook is being graded: its test cells run in the grader, with the hidden "
-              "tests. Your points are in the summary at the top of your feedback.")
+        print("This copy of the notebook is being graded: its test cells run in the grader, with "
+              "the hidden tests. Your points are in the summary at the top of your feedback.")
         return
     rows, passing, first = [], 0, None
     for exercise, title, points, tests, answers in exercises:
-        broken = [ran[cell_id] for cell_id in answers if cell_id in ran and not ran[cell_id]["ok"]]
-        results = [(test, ran.get(cell_id) or ran.get(key)) for test, cell_id, key in tests]
+        answers = [answer.replace("_", "-") for answer in answers]
+        broken = [ran[cell] for cell in answers if cell in ran and not ran[cell]["ok"]]
+        results = [(test, ran.get(test.replace("_", "-")) or ran.get(key)) for test, key in tests]
         run = [(test, r) for test, r in results if r is not None]
         failed = [(test, r) for test, r in run if not r["ok"]]
         if broken:
-            status, todo = "an answer cell raised an error: " + broken[0]["error"], "fix its answer cell that shows the error"
+            status = "an answer cell raised an error: " + broken[0]["error"]
+            todo = "fix the answer cell that shows an error"
         elif not run:
             status, todo = "not run yet", "run its cells"
-        elif failed and all("not answered yet" in r["error"] for _, r in failed) and len(failed) == len(run):
+        elif len(failed) == len(run) and all("not answered yet" in r["error"] for _, r in failed):
             status, todo = "not answered yet", "answer it"
         elif failed:
             test, r = failed[0]
-            status = f"{len(run) - len(failed)} of {len(tests)} test cells pass; {test} fails: {r['error']}"
+            passed = len(run) - len(failed)
+            status = f"{passed} of {len(tests)} test cells pass; {test}: {r['error']}"
             todo = f"fix what the test cell {test} says"
         elif len(run) < len(tests):
-            status, todo = f"{len(run)} of {len(tests)} test cells pass, the others not run yet", "run its other test cells"
+            status = f"{len(run)} of {len(tests)} test cells pass, the others not run yet"
+            todo = "run its other test cells"
         else:
             status, todo = f"passes its visible tests ({len(tests)} test cells)", None
             passing += 1
         if todo and first is None:
             first = (exercise, title, todo)
-        if len(status) > 110:
-            status = status[:107] + "..."
+        status = status if len(status) <= 110 else status[:107] + "..."
         rows.append(f"{exercise:<8} {points:>6g}   {status}")
     total = sum(row[2] for row in exercises)
     print(f"Your progress: {passing} of {len(exercises)} exercises pass their visible tests. "
           f"The notebook is worth {total:g} points.")
-    print("(A concept question's visible test checks only the form of the answer; the hidden tests, run when "
-          "your work is graded, check more.)\n")
+    print("(A concept question's visible test checks only the form of the answer; the hidden "
+          "tests, run when your work is graded, check more.)\n")
     print(f"{'exercise':<8} {'points':>6}   visible tests, as they last ran in this kernel")
     print("\n".join(rows))
     if first is None:
-        print("\nNext: every visible test passes. Save, click Validate in the toolbar, then submit.")
+        print("\nNext: every visible test passes. Save, click Validate in the toolbar, then "
+              "submit.")
     else:
         exercise, title, todo = first
-        print(f"\nNext: exercise {int(exercise[2:])}, {title}: {todo} (its cells are under its heading, "
-              "above), then run this cell again.")
+        print(f"\nNext: exercise {int(exercise[2:])}, {title}: {todo} (its cells are under its "
+              "heading, above), then run this cell again.")
 '''
 
 PROGRESS_INTRO = """## Your progress
@@ -369,8 +376,8 @@ def with_progress(cells, spec_text):
     from .judge import SERVE_CODE
 
     grader = SERVE_CODE.split("=")[0].strip()  # the judge's agent, whose code runs in the grading kernel
-    rows = ",\n        ".join(repr(row) for row in table)
-    tracker = code_cell(f"locked {TRACKER_ID}", TRACKER_SOURCE % {"grader": grader, "table": f"[\n        {rows},\n    ]"})
+    listed = textwrap.indent(pprint.pformat(table, width=90), " " * 8).strip()
+    tracker = code_cell(f"locked {TRACKER_ID}", TRACKER_SOURCE % {"grader": grader, "table": listed})
     progress = code_cell(f"locked {PROGRESS_ID}", PROGRESS_SOURCE)
     return cells[:setup + 1] + [tracker] + cells[setup + 1:] + [nbformat.v4.new_markdown_cell(PROGRESS_INTRO), progress]
 
