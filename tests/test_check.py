@@ -119,3 +119,78 @@ def test_a_notebook_of_the_advanced_assignment_is_recognised_and_graded(tmp_path
             else:
                 assert scores[ex] == maximum, (name, ex, scores)
         assert result.returncode == (0 if name == "reference" else 1)
+
+
+# Where a learner stands, at a glance ------------------------------------------------------------
+
+def only(answers, *exercises):
+    return {name: code for name, code in answers.items() if name.startswith(exercises)}
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory):
+    """Notebooks with one exercise done, of each assignment, and one with exercise 1 started only
+    (its concept question answered, its functions still stubs)."""
+    from posenc_course.layout import ADVANCED, release_notebook, source_notebook
+
+    folder = tmp_path_factory.mktemp("partial")
+    answers = reference_answers()
+    notebooks = {
+        "one": make_submission(only(answers, "ex01")),
+        "advanced_one": make_submission(only(reference_answers(source_notebook(ADVANCED)), "ex01"),
+                                        release_notebook=release_notebook(ADVANCED)),
+        "started": make_submission(only(answers, "ex01_slowest_period_answer")),
+    }
+    paths = {}
+    for name, notebook in notebooks.items():
+        paths[name] = folder / f"{name}.ipynb"
+        nbformat.write(notebook, str(paths[name]))
+    return paths
+
+
+def rows_of(output):
+    return {line.split()[0]: line for line in output.splitlines() if line[:2] == "ex" and line[2].isdigit()}
+
+
+@pytest.mark.parametrize("name", ["one", "advanced_one"])
+def test_a_notebook_with_one_exercise_done_fits_25_lines(partial, name):
+    result = posenc_check(partial[name])
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) <= 25, result.stdout
+    rows = rows_of(result.stdout)
+    assert "not started" not in rows.pop("ex01") and rows, result.stdout
+    assert all(row.split()[1].startswith("0/") and row.endswith("not started") for row in rows.values()), result.stdout
+    assert not [line for line in lines if line.startswith("    ")], "an exercise not started lists no checks"
+    assert any(line.startswith("total") for line in lines) and lines[-1] == "next: ex02: the first exercise not started"
+
+
+def test_a_started_exercise_lists_3_failed_checks_and_how_many_more(partial):
+    result = posenc_check(partial["started"])
+    rows = rows_of(result.stdout)
+    assert "not started" not in rows["ex01"] and rows["ex02"].endswith("not started"), result.stdout
+    failed = int(rows["ex01"].split()[2])
+    assert failed > 3, rows["ex01"]
+    under = [line.strip() for line in result.stdout.splitlines() if line.startswith("    ")]
+    assert len(under) == 4 and under[-1].startswith(f"... and {failed - 3} more"), under
+    assert all("not answered yet" in line for line in under[:3]), under
+    assert result.stdout.splitlines()[-1].startswith("next: ex01")
+
+
+def test_exercise_checks_one_exercise_and_its_exit_code_judges_it_alone(partial):
+    result = posenc_check(partial["one"], "--exercise", "ex01")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert set(rows_of(result.stdout)) == {"ex01"}, result.stdout
+    assert result.stdout.splitlines()[-1].split()[:2] == ["total", "5/5"], result.stdout
+    unknown = posenc_check(partial["one"], "--exercise", "ex11")
+    assert unknown.returncode == 2 and "ex01, ex02" in unknown.stderr and unknown.stdout == ""
+
+
+def test_verbose_prints_every_failed_check(partial):
+    result = posenc_check(partial["started"], "-v")
+    rows = rows_of(result.stdout)
+    under = [line for line in result.stdout.splitlines() if line.startswith("    ")]
+    assert len(under) > 100 and "more" not in result.stdout, len(under)
+    assert rows["ex02"].endswith("not started")
+    assert under[:int(rows["ex01"].split()[2])] == [line for line in under if line.strip().startswith(
+        ("slowest_period", "sinusoidal_row", "sinusoidal_table"))], "ex01's checks come first, all of them"
