@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from posenc_course.course import nbgrader_env
-from posenc_course.submissions import make_submission, reference_answers
+from posenc_course.submissions import grade_id, make_submission, reference_answers
 
 from .test_grading import MAX_POINTS, TEST_POINTS
 from .wrong_solutions import WRONG
@@ -194,3 +194,60 @@ def test_verbose_prints_every_failed_check(partial):
     assert rows["ex02"].endswith("not started")
     assert under[:int(rows["ex01"].split()[2])] == [line for line in under if line.strip().startswith(
         ("slowest_period", "sinusoidal_row", "sinusoidal_table"))], "ex01's checks come first, all of them"
+
+
+# The notebook's own progress cell ---------------------------------------------------------------
+
+def run_all(notebook):
+    """Run `notebook` top to bottom in a real kernel as Run All does: a cell's error stops the run unless
+    the cell carries the tag raises-exception (nbclient sends stop_on_error=False, as JupyterLab does).
+    Return the text the progress cell printed."""
+    from nbclient import NotebookClient
+
+    from posenc_course.notebook import PROGRESS_ID
+
+    NotebookClient(notebook, timeout=60, kernel_name="python3", allow_errors=False).execute()
+    last = notebook.cells[-1]
+    assert grade_id(last) == PROGRESS_ID, "the progress cell is the notebook's last"
+    return "".join(output.get("text", "") for output in last.outputs)
+
+
+def progress_rows(text):
+    return {line.split()[0]: line for line in text.splitlines() if line[:2] == "ex" and line[2].isdigit()}
+
+
+def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook():
+    from posenc_course.layout import RELEASE_NOTEBOOK
+
+    text = run_all(nbformat.read(str(RELEASE_NOTEBOOK), as_version=4))
+    rows = progress_rows(text)
+    assert set(rows) == set(MAX_POINTS), text
+    for exercise, points in MAX_POINTS.items():
+        assert rows[exercise].split()[1] == f"{points:g}" and rows[exercise].endswith("not answered yet"), text
+    assert f"worth {TOTAL:g} points" in text and "0 of 10 exercises pass" in text
+    assert "Next: exercise 1, Sinusoidal rows: answer it" in text
+
+
+def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
+    """ex01 with a mistake its visible tests catch, ex02 right, the rest blank."""
+    answers = reference_answers()
+    text = run_all(make_submission(only(answers, "ex01", "ex02"), WRONG["concat_layout"][1]))
+    rows = progress_rows(text)
+    assert "of 3 test cells pass; ex01_sinusoidal_row_test: AssertionError: sinusoidal_row(0, 6)" in rows["ex01"], text
+    assert rows["ex02"].endswith("passes its visible tests (2 test cells)"), text
+    assert all(rows[ex].endswith("not answered yet") for ex in MAX_POINTS if ex not in ("ex01", "ex02")), text
+    assert "1 of 10 exercises pass" in text
+    assert "Next: exercise 1, Sinusoidal rows: fix what the test cell ex01_sinusoidal_row_test says" in text
+    # it reveals nothing the student's own run did not show: no expected value of a hidden test
+    assert "expected" not in text.split("\n\n", 1)[1].replace(rows["ex01"], "")
+
+
+def test_the_progress_cells_are_harmless_where_the_grader_runs_them():
+    """The trusted judge runs the setup cells, the tracker and the progress cell included, in a plain
+    Python process: they record nothing and raise nothing there."""
+    from posenc_course.judge import setup_namespace
+    from posenc_course.layout import ADVANCED, release_notebook
+
+    for assignment in ("posenc", ADVANCED):
+        namespace = setup_namespace(nbformat.read(str(release_notebook(assignment)), as_version=4))
+        assert callable(namespace["show_progress"]) and namespace.get("_posenc_ran") == {}
