@@ -318,7 +318,7 @@ def show_progress():
             test, r = failed[0]
             passed = len(run) - len(failed)
             status = f"{passed} of {len(tests)} test cells pass; {test}: {r['error']}"
-            todo = f"fix what the test cell {test} says"
+            todo = f"fix what its test cell {test} says, in the red box under it"
         elif len(run) < len(tests):
             status = f"{len(run)} of {len(tests)} test cells pass, the others not run yet"
             todo = "run its other test cells"
@@ -327,13 +327,13 @@ def show_progress():
             passing += 1
         if todo and first is None:
             first = (exercise, title, todo)
-        status = status if len(status) <= 110 else status[:107] + "..."
+        status = status if len(status) <= 80 else status[:77] + "..."
         rows.append(f"{exercise:<8} {points:>6g}   {status}")
     total = sum(row[2] for row in exercises)
     print(f"Your progress: {passing} of {len(exercises)} exercises pass their visible tests. "
           f"The notebook is worth {total:g} points.")
-    print("(A concept question's visible test checks only the form of the answer; the hidden "
-          "tests, run when your work is graded, check more.)\n")
+    print("A concept question's visible test checks only the form of the answer; the hidden tests,\n"
+          "run when your work is graded, check more.\n")
     print(f"{'exercise':<8} {'points':>6}   visible tests, as they last ran in this kernel")
     print("\n".join(rows))
     if first is None:
@@ -341,8 +341,8 @@ def show_progress():
               "submit.")
     else:
         exercise, title, todo = first
-        print(f"\nNext: exercise {int(exercise[2:])}, {title}: {todo} (its cells are under its "
-              "heading, above), then run this cell again.")
+        print(f"\nNext: exercise {int(exercise[2:])}, {title}: {todo}.\n"
+              "Its cells are under its heading, above. Then run this cell again.")
 '''
 
 PROGRESS_INTRO = """## Your progress

@@ -256,29 +256,59 @@ def validate(page):
 
 # The student's path -----------------------------------------------------------------------------
 
-def test_run_all_on_the_stubs_stops_at_the_first_question_saying_not_answered_yet(page, lab, screenshots):
-    open_notebook(page, lab, "run-all.ipynb")
+def run_all(page):
+    """Run → Run All Cells, as a student does; wait until the last cell (the progress cell) has run and the
+    kernel is idle. Return the last cell."""
     menu(page, "Run", "Run All Cells")
-    first_test = cell(page, "ex01_slowest_period_test")
-    wait_until_run(page, first_test)
-    page.wait_for_selector(ERROR_OUTPUT)
-    [error] = errors(first_test)
-    first_test.scroll_into_view_if_needed()
-    page.screenshot(path=screenshots / "01-run-all-on-the-stubs.png")
-    assert "not answered yet" in error and "ex01_slowest_period" in error
-    assert not any(code in error for code in HELPER_CODE), error
-    # Run All stops there: one traceback in the notebook, and the next code cell has not run. (Other
-    # output on standard error, such as a warning of the debugger as the kernel starts, is not a stop.)
-    tracebacks = [text for text in (output.inner_text() for output in page.locator(ERROR_OUTPUT).all())
-                  if "Traceback" in text]
-    assert tracebacks == [error], tracebacks
-    assert cell(page, "ex01_sinusoidal_row").locator(".jp-InputPrompt").inner_text().strip() == "[ ]:"
+    last = page.locator(".jp-Notebook .jp-Cell").last
+    wait_until_run(page, last)
+    last.locator(".jp-OutputArea-output").first.wait_for()
+    return last
 
-    # A function's test cell, run by hand: the stub says it is not answered yet.
-    run(page, "ex01_sinusoidal_row")
-    [error] = errors(run(page, "ex01_sinusoidal_row_test"))
-    page.screenshot(path=screenshots / "02-a-stub-called-by-its-test.png")
+
+def in_view(page, element):
+    """Whether some of `element` is on the screen."""
+    box, height = element.bounding_box(), page.viewport_size["height"]
+    return box is not None and box["y"] < height and box["y"] + box["height"] > 0
+
+
+def test_run_all_on_the_stubs_runs_on_to_the_progress_cell(page, lab, screenshots):
+    open_notebook(page, lab, "run-all.ipynb")
+    progress = run_all(page)
+    page.screenshot(path=screenshots / "01-run-all-on-the-stubs-lands-on-progress.png")
+    # the student lands on the progress cell: the active cell, on screen
+    playwright_api.expect(progress).to_have_class(re.compile(r"\bjp-mod-active\b"))
+    assert in_view(page, progress)
+    report = progress.locator(".jp-OutputArea-output").inner_text()
+    progress.screenshot(path=screenshots / "01c-progress-cell-fresh.png")
+    assert "0 of 10 exercises pass their visible tests" in report and "Next: exercise 1" in report, report
+    assert report.count("not answered yet") == 10, report
+    assert errors(progress) == []
+    # Run All went on past every failing test cell: each ran, and says not answered yet
+    tests = [grade_id(c) for c in RELEASE.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    for test in tests[:3] + tests[-1:]:
+        [error] = errors(cell(page, test))
+        assert "not answered yet" in error and not any(code in error for code in HELPER_CODE), error
+    [error] = errors(cell(page, "ex01_slowest_period_test"))
+    assert "ex01_slowest_period" in error
+    [error] = errors(cell(page, "ex01_sinusoidal_row_test"))
     assert "NotImplementedError" in error and "not answered yet" in error
+
+
+def test_run_all_on_a_half_done_notebook_says_what_to_fix_first(page, lab, screenshots):
+    """ex01 with a mistake its visible tests catch, ex02 right, the rest blank."""
+    answers = {name: code for name, code in reference_answers().items() if name.startswith(("ex01", "ex02"))}
+    open_notebook(page, lab, "half-done.ipynb", make_submission(answers, WRONG["concat_layout"][1]))
+    progress = run_all(page)
+    page.screenshot(path=screenshots / "02-run-all-half-done-lands-on-progress.png")
+    progress.screenshot(path=screenshots / "02c-progress-cell-half-done.png")
+    assert in_view(page, progress)
+    report = progress.locator(".jp-OutputArea-output").inner_text()
+    assert "1 of 10 exercises pass" in report, report
+    assert "Next: exercise 1, Sinusoidal rows: fix what its test cell ex01_sinusoidal_row_test says" in report
+    assert "passes its visible tests (2 test cells)" in report and report.count("not answered yet") == 8
+    cell(page, "ex01_sinusoidal_row_test").scroll_into_view_if_needed()
+    page.screenshot(path=screenshots / "02b-the-cell-to-fix.png")
 
 
 def test_a_name_not_defined_yet_gets_a_hint(page, lab, screenshots):
@@ -292,8 +322,7 @@ def test_a_name_not_defined_yet_gets_a_hint(page, lab, screenshots):
 def test_a_correct_ex01_typed_in_passes_its_visible_tests(page, lab, screenshots):
     answers = reference_answers()
     open_notebook(page, lab, "ex01.ipynb")
-    menu(page, "Run", "Run All Cells")
-    page.wait_for_selector(ERROR_OUTPUT)
+    run_all(page)
     tests = ["ex01_slowest_period_test", "ex01_sinusoidal_row_test", "ex01_sinusoidal_table_test"]
     for answer_cell, test_cell in zip(["ex01_slowest_period_answer", "ex01_sinusoidal_row", "ex01_sinusoidal_table"], tests):
         type_into(page, answer_cell, answers[answer_cell])
@@ -310,8 +339,7 @@ def test_a_common_mistake_shows_its_message_and_not_the_helpers_code(page, lab, 
     exercise, functions = WRONG["concat_layout"]
     concatenated = functions["sinusoidal_row"]
     open_notebook(page, lab, "mistake.ipynb")
-    menu(page, "Run", "Run All Cells")
-    page.wait_for_selector(ERROR_OUTPUT)
+    run_all(page)
     type_into(page, "ex01_sinusoidal_row", concatenated.strip())
     run(page, "ex01_sinusoidal_row")
     [error] = errors(run(page, "ex01_sinusoidal_row_test"))

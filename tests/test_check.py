@@ -237,7 +237,7 @@ def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
     assert rows["ex02"].endswith("passes its visible tests (2 test cells)"), text
     assert all(rows[ex].endswith("not answered yet") for ex in MAX_POINTS if ex not in ("ex01", "ex02")), text
     assert "1 of 10 exercises pass" in text
-    assert "Next: exercise 1, Sinusoidal rows: fix what the test cell ex01_sinusoidal_row_test says" in text
+    assert "Next: exercise 1, Sinusoidal rows: fix what its test cell ex01_sinusoidal_row_test says" in text
     # it reveals nothing the student's own run did not show: no expected value of a hidden test
     assert "expected" not in text.split("\n\n", 1)[1].replace(rows["ex01"], "")
 
