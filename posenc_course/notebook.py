@@ -270,6 +270,7 @@ def _posenc_tracker():
                 return
             error = result.error_in_exec or result.error_before_exec
             text = "" if error is None else f"{type(error).__name__}: {str(error).strip()}"
+            text = text.removeprefix("AssertionError: ")  # a check's message says it all
             entry = {"ok": error is None, "error": (text.splitlines() or [""])[0][:300]}
             ran[_key(source)] = entry
             if getattr(result.info, "cell_id", None):
@@ -327,13 +328,13 @@ def show_progress():
             passing += 1
         if todo and first is None:
             first = (exercise, title, todo)
-        status = status if len(status) <= 80 else status[:77] + "..."
+        status = status if len(status) <= 90 else status[:87] + "..."
         rows.append(f"{exercise:<8} {points:>6g}   {status}")
     total = sum(row[2] for row in exercises)
     print(f"Your progress: {passing} of {len(exercises)} exercises pass their visible tests. "
           f"The notebook is worth {total:g} points.")
-    print("A concept question's visible test checks only the form of the answer; the hidden tests,\n"
-          "run when your work is graded, check more.\n")
+    print("A concept question's visible test checks only the form of the answer; the hidden "
+          "tests,\nrun when your work is graded, check more.\n")
     print(f"{'exercise':<8} {'points':>6}   visible tests, as they last ran in this kernel")
     print("\n".join(rows))
     if first is None:
