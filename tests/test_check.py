@@ -216,16 +216,20 @@ def progress_rows(text):
     return {line.split()[0]: line for line in text.splitlines() if line[:2] == "ex" and line[2].isdigit()}
 
 
-def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook():
-    from posenc_course.layout import RELEASE_NOTEBOOK
+@pytest.mark.parametrize("assignment", ["posenc", "posenc-advanced"])
+def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
+    from posenc_course.layout import points_per_exercise, release_notebook, source_notebook
 
-    text = run_all(nbformat.read(str(RELEASE_NOTEBOOK), as_version=4))
+    maxima = points_per_exercise(nbformat.read(str(source_notebook(assignment)), as_version=4))
+    text = run_all(nbformat.read(str(release_notebook(assignment)), as_version=4))
     rows = progress_rows(text)
-    assert set(rows) == set(MAX_POINTS), text
-    for exercise, points in MAX_POINTS.items():
+    assert set(rows) == set(maxima), text
+    for exercise, points in maxima.items():
         assert rows[exercise].split()[1] == f"{points:g}" and rows[exercise].endswith("not answered yet"), text
-    assert f"worth {TOTAL:g} points" in text and "0 of 10 exercises pass" in text
-    assert "Next: exercise 1, Sinusoidal rows: answer it" in text
+    assert f"worth {sum(maxima.values()):g} points" in text and f"0 of {len(maxima)} exercises pass" in text
+    assert "Next: exercise 1, " in text and ": answer it." in text
+    top = nbformat.read(str(release_notebook(assignment)), as_version=4).cells[0].source
+    assert f"**{sum(maxima.values()):g} points in all**" in top, "the total is stated at the top"
 
 
 def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
