@@ -303,14 +303,14 @@ def show_progress():
         return
     rows, passing, first = [], 0, None
     for exercise, title, points, tests, answers in exercises:
-        answers = [answer.replace("_", "-") for answer in answers]
-        broken = [ran[cell] for cell in answers if cell in ran and not ran[cell]["ok"]]
+        broken = [(answer, ran.get(answer.replace("_", "-"))) for answer in answers]
+        broken = [(answer, r) for answer, r in broken if r is not None and not r["ok"]]
         results = [(test, ran.get(test.replace("_", "-")) or ran.get(key)) for test, key in tests]
         run = [(test, r) for test, r in results if r is not None]
         failed = [(test, r) for test, r in run if not r["ok"]]
         if broken:
-            status = "an answer cell raised an error: " + broken[0]["error"]
-            todo = "fix the answer cell that shows an error"
+            status = f"the answer cell {broken[0][0]} raised {broken[0][1]['error']}"
+            todo = f"fix its answer cell {broken[0][0]}, which shows an error"
         elif not run:
             status, todo = "not run yet", "run its cells"
         elif len(failed) == len(run) and all("not answered yet" in r["error"] for _, r in failed):

@@ -296,8 +296,10 @@ def test_run_all_on_the_stubs_runs_on_to_the_progress_cell(page, lab, screenshot
 
 
 def test_run_all_on_a_half_done_notebook_says_what_to_fix_first(page, lab, screenshots):
-    """ex01 with a mistake its visible tests catch, ex02 right, the rest blank."""
+    """ex01 with a mistake its visible tests catch, ex02 right, ex03's causal_mask cell a SyntaxError
+    (which JupyterLab names by its cell id), the rest blank."""
     answers = {name: code for name, code in reference_answers().items() if name.startswith(("ex01", "ex02"))}
+    answers["ex03_causal_mask"] = "def causal_mask(query_positions, key_positions:\n    pass"
     open_notebook(page, lab, "half-done.ipynb", make_submission(answers, WRONG["concat_layout"][1]))
     progress = run_all(page)
     page.screenshot(path=screenshots / "02-run-all-half-done-lands-on-progress.png")
@@ -306,7 +308,9 @@ def test_run_all_on_a_half_done_notebook_says_what_to_fix_first(page, lab, scree
     report = progress.locator(".jp-OutputArea-output").inner_text()
     assert "1 of 10 exercises pass" in report, report
     assert "Next: exercise 1, Sinusoidal rows: fix what its test cell ex01_sinusoidal_row_test says" in report
-    assert "passes its visible tests (2 test cells)" in report and report.count("not answered yet") == 8
+    assert "passes its visible tests (2 test cells)" in report and report.count("not answered yet") == 7
+    [ex03] = [line for line in report.splitlines() if line.startswith("ex03")]
+    assert "the answer cell ex03_causal_mask raised SyntaxError" in ex03, report
     cell(page, "ex01_sinusoidal_row_test").scroll_into_view_if_needed()
     page.screenshot(path=screenshots / "02b-the-cell-to-fix.png")
 
