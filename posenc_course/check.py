@@ -109,10 +109,33 @@ def grade(notebook_path, workdir):
     return scores, checks_by_exercise(autograded)
 
 
-def failed_check_text(check):
-    """The one line that tells a learner of one failed check: what it tests, where, and its message."""
-    where = "hidden test" if check["hidden"] else f"line {check['line']}"
+def failed_check_text(check, where=None):
+    """The one line that tells a learner of one failed check: what it tests, where (`where`, else its
+    line or "hidden test"), and its message."""
+    where = where or ("hidden test" if check["hidden"] else f"line {check['line']}")
     return f"{tested_name(check['test'])} ({where}): {shorten(check['message'])}"
+
+
+def failure_lines(failed):
+    """The lines of `failed` checks, in order, one line for consecutive checks of one test cell that
+    failed with the same message (often "not run, because an earlier step failed")."""
+    groups = []
+    for check in failed:
+        last = groups[-1] if groups else None
+        if last and (last[0]["test"], last[0]["hidden"], last[0]["message"]) == \
+                (check["test"], check["hidden"], check["message"]):
+            last.append(check)
+        else:
+            groups.append([check])
+    lines = []
+    for group in groups:
+        if len(group) == 1:
+            lines.append(failed_check_text(group[0]))
+        elif group[0]["hidden"]:
+            lines.append(failed_check_text(group[0], f"{len(group)} hidden checks"))
+        else:
+            lines.append(failed_check_text(group[0], "lines " + ", ".join(str(c["line"]) for c in group)))
+    return lines
 
 
 def untouched_exercises(notebook, assignment):
@@ -134,7 +157,8 @@ def format_result(scores, checks, untouched=frozenset(), shown=SHOWN_FAILURES, n
                   verbose=False):
     """The table a learner reads: one line per exercise with its points ("not started" for one without
     points whose answers are the release's stubs) and, under a started exercise that lost points, its
-    failed checks, at most `shown` of them (None: all), and how many more; then the total and which
+    failed checks, at most `shown` lines of them (None: all; :func:`failure_lines`), and how many
+    more; then the total and which
     exercise to work on next. `verbose`: the failed checks of exercises not started too."""
     idle = not_started(scores, untouched)
     lines = [f"{'exercise':<9} {'points':>9}", "-" * 72]
@@ -144,10 +168,11 @@ def format_result(scores, checks, untouched=frozenset(), shown=SHOWN_FAILURES, n
         lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {note}".rstrip())
         if exercise in idle and not verbose:
             continue
-        listed = failed if shown is None else failed[:shown]
-        lines += [f"    {failed_check_text(check)}" for check in listed]
-        if len(failed) > len(listed):
-            lines.append(f"    ... and {len(failed) - len(listed)} more "
+        texts = failure_lines(failed)
+        listed = texts if shown is None else texts[:shown]
+        lines += [f"    {text}" for text in listed]
+        if len(texts) > len(listed):
+            lines.append(f"    ... and {len(texts) - len(listed)} more "
                          f"(posenc-check {notebook} --exercise {exercise} shows them all)")
     total, maximum = sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
     lines += ["-" * 72, f"{'total':<9} {round(total, 2):>4g}/{maximum:g}"]
