@@ -92,6 +92,11 @@ if sys.argv[1:2] == ["autograde"]:
 # top, and the hidden tests replaced by how many of their checks passed and the failed ones' messages,
 # so feedback may go out before the deadline. True shows the full tests, as stock nbgrader does.
 c.FeedbackSummary.show_hidden_tests = False
+# How much a failed hidden check's message says. "auto" (the default): until the due date in the gradebook
+# (`nbgrader db assignment add posenc --duedate=...`, with a student's extension), and when there is
+# none, what the check tried and that it was wrong, with no expected value; after it, the full message.
+# "before-due" and "after-due" fix one of the two. No message ever holds a concept question's answer.
+c.FeedbackSummary.hidden_messages = "auto"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "posenc_course.feedback.FeedbackSummary",
