@@ -206,6 +206,18 @@ def _error_line(output):
     return elide(f"{output.get('ename')}: {output.get('evalue')}", 400)
 
 
+FAILED_HIDDEN = "  FAILED (hidden check): "  #: how the grader lists a failed hidden check under its test cell
+
+
+def _redacted_line(line, test_id):
+    """A line of the grader's list of failed checks under a test cell, a hidden check's as
+    :func:`check_message` shows it before the due date."""
+    if not line.startswith(FAILED_HIDDEN):
+        return line
+    message = line[len(FAILED_HIDDEN):].rstrip("\n")
+    return FAILED_HIDDEN + check_message({"hidden": True, "message": message, "test": test_id}) + line[len(line.rstrip("\n")):]
+
+
 def hide_hidden_tests(cell, full=False):
     """Replace the hidden tests of a test cell by how many of their checks passed, and the failed ones'
     messages (:func:`check_message`, `full` after the due date). The cell's error, when a hidden check
@@ -227,6 +239,8 @@ def hide_hidden_tests(cell, full=False):
     for check in hidden:
         check["text"] = ""
     for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and not full:  # the grader's list of failed checks
+            output["text"] = "".join(_redacted_line(line, test_id) for line in str(output.get("text", "")).splitlines(True))
         if output.get("output_type") == "error":  # a traceback quotes the test's lines
             raised = [check for check in failed_hidden if check["message"] == _error_line(output)]
             if raised and not full:

@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from posenc_course import agent, judge
+from posenc_course.kernel_link import record_verdict
 from posenc_course.feedback import (HIDDEN_MESSAGES, WITHHELD, FeedbackSummary, check_message, due_date,
                                     full_messages, what_was_tried)
 from posenc_course.layout import GRADED, grade_id, is_answer_cell, is_test_cell, release_notebook, source_notebook
@@ -199,30 +200,31 @@ def submission(request):
 
 
 def graded_notebook(assignment, results):
-    """The source notebook as autograde leaves it: each test cell with its checks, score and error."""
+    """The source notebook as autograde leaves it: each test cell with the outputs, checks and score
+    that the grader gives it (:func:`posenc_course.kernel_link.record_verdict`)."""
     notebook = nbformat.read(source_notebook(assignment), as_version=4)
     by_id = {grade_id(cell): (error, checks) for cell, error, checks in results}
     for cell in notebook.cells:
         if is_test_cell(cell):
             error, checks = by_id[grade_id(cell)]
-            points = cell.metadata["nbgrader"]["points"]
-            cell.metadata["posenc"] = {"checks": checks, "score": judge.score_of(
-                [judge.Check(**check) for check in checks], points)}
-            cell.outputs = [nbformat.from_dict(error)] if error else []
+            cell.outputs = []
+            record_verdict(cell, [judge.Check(**check) for check in checks], "", error)
     return notebook
 
 
 def feedback_texts(notebook, resources):
     """``[(test cell, text)]`` of what the feedback shows that a grader wrote: the summary, each test
-    cell's note on its hidden tests, and each error output."""
+    cell's note on its hidden tests, and each of its outputs."""
     texts = [("summary", re.sub(r"<[^>]+>", " ", resources["posenc"]["summary_html"]))]
     for cell in notebook.cells:
         if is_test_cell(cell):
-            texts += [(grade_id(cell), re.sub(r"hidden tests: \d+ checks, \d+ passed", "", line))
-                      for line in cell.source.splitlines() if line.startswith("#")]
-            texts += [(grade_id(cell), " ".join([o.get("evalue", "")] + o.get("traceback", [])))
-                      for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-    return texts
+            texts += [(grade_id(cell), line) for line in cell.source.splitlines() if line.startswith("#")]
+            for output in cell.get("outputs", []):
+                parts = [output.get("text", ""), output.get("evalue", ""), *output.get("traceback", []),
+                         output.get("data", {}).get("text/plain", "")]
+                texts.append((grade_id(cell), " ".join(map(str, parts))))
+    return [(test, re.sub(r"hidden tests: \d+ checks, \d+ passed|\d+ of \d+ checks passed: [\d.]+ of [\d.]+ points"
+                          r"|^[\d.]+$", "", text)) for test, text in texts]
 
 
 # The proof --------------------------------------------------------------------------------------------
@@ -255,6 +257,21 @@ def test_no_feedback_holds_a_concept_answer(submission, setting):
     notebook, resources = FeedbackSummary(hidden_messages=setting).preprocess(
         graded_notebook(assignment, results), {})
     assert_no_answer_in(feedback_texts(notebook, resources), assignment, f"{assignment}, {kind}, {setting}")
+
+
+def test_before_the_due_date_the_feedback_shows_no_hidden_checks_detail(submission):
+    """What a failed hidden check expected, or got against what, is nowhere: not in the summary, the
+    note that replaces the hidden tests, the grader's list of failed checks under the cell, or its error."""
+    assignment, kind, results = submission
+    notebook, resources = FeedbackSummary(hidden_messages="before-due").preprocess(
+        graded_notebook(assignment, results), {})
+    shown = " ".join(text for _, text in feedback_texts(notebook, resources))
+    withheld = [check["message"] for _, _, checks in results for check in checks
+                if check["hidden"] and not check["passed"] and check_message(check) != check["message"]]
+    assert withheld or kind == "blank"
+    for message in withheld:
+        what = what_was_tried(message) or ""
+        assert message[:len(what) + 25] not in shown, message
 
 
 def test_the_leak_check_finds_an_answer():
