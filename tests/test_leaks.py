@@ -404,3 +404,38 @@ def test_a_long_array_is_cut_between_numbers():
     assert len(shown) <= 300 and " ... " in shown and " got [" in shown
     words = shown.replace("[", " ").replace("]", " ").replace(" ... ", " ").split()
     assert all(word in numbers for word in words if word[0].isdigit()), shown
+
+
+# check_answer grades as the checks it replaced --------------------------------------------------------
+
+def judge_concept(assignment, name, value):
+    """The checks of the test cell of concept question `name` with the answer `value`."""
+    source = nbformat.read(source_notebook(assignment), as_version=4)
+    setup = judge.setup_namespace(source)
+    cell = next(c for c in source.cells if grade_id(c) == f"{name}_test")
+    namespace = {name: value}
+    the_judge = judge.Judge(lambda request: json.loads(agent.answer_text(json.dumps(request), namespace, None)))
+    the_judge.run(cell.source, setup, judge.cell_label(grade_id(cell)))
+    return the_judge.checks
+
+
+@pytest.mark.parametrize("assignment", GRADED)
+def test_every_wrong_concept_answer_of_the_grading_tables_fails_and_the_reference_passes(assignment):
+    tables = wrong_solutions.WRONG_CONCEPTS if assignment == "posenc" else advanced_answers.WRONG_CONCEPTS
+    answers = concept_answers(assignment)
+    for label, (_, codes) in tables.items():
+        for code in codes.values():
+            namespace = {"math": math, "np": np}
+            exec(code, namespace)
+            for name in set(namespace) & set(answers):
+                hidden_checks = [c for c in judge_concept(assignment, name, namespace[name]) if c.hidden]
+                assert hidden_checks and not any(c.passed for c in hidden_checks), label
+                assert all(f"{name} = " in c.message and "not right" in c.message for c in hidden_checks), label
+    for name, value in answers.items():
+        forms = [value]
+        if isinstance(value, (list, tuple)):
+            forms += [tuple(value), np.array(value)]
+        elif not isinstance(value, str):
+            forms += [np.float64(value)] + ([np.int64(value), int(value)] if float(value).is_integer() else [])
+        for form in forms:
+            assert all(c.passed for c in judge_concept(assignment, name, form) if c.hidden), (name, form)
