@@ -16,6 +16,7 @@ in the middle of a number).
 import ast
 import contextlib
 import datetime
+import functools
 import io
 import json
 import math
@@ -38,6 +39,7 @@ CONCEPT = re.compile(r"^(ex\d\d_\w+)_answer$")
 
 # The concept questions and what a student may read --------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
 def concept_answers(assignment):
     """``{name: reference value}`` of every concept question, from the source notebook's answer cells."""
     notebook = nbformat.read(source_notebook(assignment), as_version=4)
@@ -57,6 +59,7 @@ def judge_free(source):
     return re.sub(r"^\s*### (BEGIN|END) SOLUTION\s*$", "", source, flags=re.M)
 
 
+@functools.lru_cache(maxsize=None)
 def choices_of(assignment):
     """``{name: [choices]}`` of the multiple-choice questions, read from their visible ``check_choice``."""
     found = {}
@@ -177,6 +180,7 @@ def kernel_namespace(assignment, kind):
     return namespace
 
 
+@functools.lru_cache(maxsize=None)
 def judged(assignment, kind):
     """``[(test cell, its error output or None, its checks)]`` of a `kind` submission, judged here."""
     source = nbformat.read(source_notebook(assignment), as_version=4)
@@ -378,10 +382,9 @@ def failed_messages(results, test_id):
             if not c["passed"]]
 
 
-def test_an_unanswered_concept_question_says_it_is_not_answered_yet(submission):
-    assignment, kind, results = submission
-    if kind != "blank":
-        pytest.skip("only the blank leaves every question unanswered")
+@pytest.mark.parametrize("assignment", GRADED)
+def test_an_unanswered_concept_question_says_it_is_not_answered_yet(assignment):
+    results = judged(assignment, "blank")
     for name in concept_answers(assignment):
         messages = failed_messages(results, f"{name}_test")
         assert messages and all("not answered yet" in m for m in messages), (name, messages)
