@@ -302,7 +302,15 @@ class FeedbackSummary(Preprocessor):
     enabled = Bool(True)
 
     def preprocess(self, nb, resources):
-        due = due_date(resources) if self.hidden_messages == "auto" else None
+        due = None
+        if self.hidden_messages == "auto":
+            try:
+                due = due_date(resources)
+            except Exception as error:  # a gradebook that cannot be read gives nothing away
+                self.log.warning("posenc feedback: could not read the due date from the gradebook (%s: %s); "
+                                 "failed hidden checks say only what they tried. Set "
+                                 "c.FeedbackSummary.hidden_messages to 'after-due' to show them in full.",
+                                 type(error).__name__, error)
         full = full_messages(self.hidden_messages, due)
         rows, reason = summary(nb, full), unreadable_reason(nb)
         resources.setdefault("posenc", {})["summary_html"] = (unreadable_html(reason, rows) if reason

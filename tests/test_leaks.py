@@ -442,3 +442,17 @@ def test_every_wrong_concept_answer_of_the_grading_tables_fails_and_the_referenc
             forms += [np.float64(value)] + ([np.int64(value), int(value)] if float(value).is_integer() else [])
         for form in forms:
             assert all(c.passed for c in judge_concept(assignment, name, form) if c.hidden), (name, form)
+
+
+def test_a_gradebook_that_cannot_be_read_gives_nothing_away(tmp_path, caplog):
+    """"auto" with a broken gradebook: the feedback is made, as before the due date, and the log says why."""
+    from posenc_course.feedback import summary
+
+    broken = tmp_path / "gradebook.db"
+    broken.write_text("not a database")
+    results = judged("posenc", "wrong")
+    resources = {"nbgrader": {"db_url": f"sqlite:///{broken}", "assignment": "posenc", "student": "ada"}}
+    notebook, resources = FeedbackSummary().preprocess(graded_notebook("posenc", results), resources)
+    assert WITHHELD in resources["posenc"]["summary_html"]
+    assert "could not read the due date" in caplog.text
+    assert summary(notebook) and all(row["exercise"].startswith("ex") for row in summary(notebook))
