@@ -79,4 +79,6 @@ class ReleaseFeedback(ExchangeReleaseFeedback):
             self.log.warning("Feedback not released through the exchange (submissions placed by hand), to hand out "
                              "as files from %s: %s", self.coursedir.feedback_directory, ", ".join(by_hand))
         if failed:
-            raise ExchangeError(f"could not release the feedback of {', '.join(failed)}; everyone else's was released")
+            message = f"could not release the feedback of {', '.join(failed)} (see above); everyone else's was released"
+            self.log.error(message)  # nbgrader's app says only "nbgrader release_feedback failed"
+            raise ExchangeError(message)
