@@ -7,7 +7,7 @@
 - ``nbgrader release_feedback`` releases everyone's feedback, whatever comes first alphabetically: a
   submission placed by hand (no ``timestamp.txt``, no ``submission_secret.txt``), one without a
   timestamp, one whose files cannot be read.
-- ``posenc-lab`` stops its JupyterLab, and the kernels it started, when it gets SIGTERM.
+- ``posenc-lab`` stops its JupyterLab, and the kernels it started, when it gets SIGTERM, SIGHUP or SIGINT.
 - ``make install`` installs no test tool (chromium, PostgreSQL); ``make test`` does.
 """
 
@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 import warnings
 
@@ -171,7 +172,9 @@ def port_is_open(port):
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_posenc_lab_stops_jupyterlab_and_its_kernels_on_sigterm(tmp_path):
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_posenc_lab_stops_jupyterlab_and_its_kernels_on_a_signal(tmp_path, stop):
+    stop = getattr(signal, stop)
     port, token = free_port(), "posenc-test-token"
     private = tmp_path / "jupyter"
     environment = dict(nbgrader_env(), JUPYTER_CONFIG_DIR=str(private / "config"),
@@ -191,9 +194,15 @@ def test_posenc_lab_stops_jupyterlab_and_its_kernels_on_sigterm(tmp_path):
                 serving.set()
 
     threading.Thread(target=read_log, daemon=True).start()
-    started = []
+    started, survivors = [], []
     try:
         assert serving.wait(120), "JupyterLab did not start:\n" + "".join(log[-40:])
+        # It logs its address a moment before its socket accepts: wait for that too, a few ms.
+        deadline = time.monotonic() + 30
+        while not port_is_open(port):
+            assert time.monotonic() < deadline and lab.poll() is None, "".join(log[-40:])
+            time.sleep(0.02)
+        print("".join(log))
         request = urllib.request.Request(f"http://127.0.0.1:{port}/api/kernels?token={token}", data=b"{}",
                                          method="POST", headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=60) as response:
@@ -202,11 +211,12 @@ def test_posenc_lab_stops_jupyterlab_and_its_kernels_on_sigterm(tmp_path):
         assert len(started) >= 2, started  # JupyterLab's server, and the kernel it started
         assert port_is_open(port)
 
-        lab.send_signal(signal.SIGTERM)
-        assert lab.wait(60) == 128 + signal.SIGTERM
+        lab.send_signal(stop)
+        code = lab.wait(60)
         _, survivors = psutil.wait_procs(started, timeout=5)
         assert not survivors, f"still running after posenc-lab stopped: {survivors}"
         assert not port_is_open(port), f"port {port} still open after posenc-lab stopped"
+        assert code == 128 + stop  # as a shell reports a command stopped by that signal
     finally:  # whatever is left, on a failure: posenc-lab, its server and the kernel
         if lab.poll() is None:
             started += psutil.Process(lab.pid).children(recursive=True)
