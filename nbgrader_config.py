@@ -100,3 +100,7 @@ c.GenerateFeedback.preprocessors = [
 # The feedback page is the course's template (its summary first), through an exporter class of its
 # own, so that formgrader's pages keep nbgrader's templates.
 c.GenerateFeedback.exporter_class = "posenc_course.feedback.SummaryFirstHTMLExporter"
+
+# release_feedback releases everyone's feedback it can: one submission placed by hand (no timestamp.txt
+# or submission_secret.txt) is named and skipped, not the end of the release (posenc_course/exchange.py).
+c.ExchangeFactory.release_feedback = "posenc_course.exchange.ReleaseFeedback"
