@@ -4,6 +4,7 @@
 """
 
 import argparse
+import re
 from collections import defaultdict
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -22,6 +23,17 @@ STOPPED = {
 NOT_RUN_ABORTED = "not run: "
 
 
+def _why(error):
+    """The grader's message in an error output; for nbgrader's own timeout error, which has none, what it means."""
+    why = " ".join(str(error.get("evalue", "")).split())
+    if not why:
+        last = re.sub(r"\x1b\[[0-9;]*m", "", (error.get("traceback") or [""])[-1]).strip()
+        why = last.removeprefix(f"{error.get('ename')}: ")
+        if error.get("ename") == "CellTimeoutError":
+            why = f"the cell ran over the time limit (Execute.timeout) and was interrupted ({why or 'no reply'})"
+    return why[:300]
+
+
 def incidents(notebook):
     """What went wrong with a graded notebook as a whole, read from the notebook itself: ``[(what, where,
     why)]``, in order. `what` is "unreadable" (the file could not be read and was graded as the blank
@@ -38,7 +50,7 @@ def incidents(notebook):
         where = f"cell {name} ({exercise_of(name)})" if name else f"cell {number} (a cell of the student's own)"
         stopped = [o for o in cell.get("outputs", []) if o.get("output_type") == "error" and o.get("ename") in STOPPED]
         for output in stopped[:1]:
-            found.append((STOPPED[output["ename"]], where, " ".join(str(output.get("evalue", "")).split())[:300]))
+            found.append((STOPPED[output["ename"]], where, _why(output)))
         if not stopped and is_test_cell(cell):  # tests stopped after some checks had passed: said by the checks
             aborted = [c["message"] for c in cell.get("metadata", {}).get("posenc", {}).get("checks", [])
                        if not c.get("passed") and str(c.get("message", "")).startswith(NOT_RUN_ABORTED)]
