@@ -3,11 +3,18 @@
 import sys
 from pathlib import Path
 
+from posenc_course.course import quiet_dependency_warnings
 from posenc_course.release import generate_assignment_preprocessors
 
 c = get_config()  # noqa: F821  (nbgrader provides get_config when it loads this file)
 
 c.CourseDirectory.course_id = "posenc"
+
+# The instructor's view: no warnings of nbgrader's dependencies that mean nothing to you (SQLAlchemy's
+# about nbgrader's gradebook code: posenc_course/course.py), and grades.csv with scores to 2 decimals
+# (`nbgrader export`: posenc_course/export.py), as everywhere else.
+quiet_dependency_warnings()
+c.ExportApp.plugin_class = "posenc_course.export.RoundedCsvExportPlugin"
 
 # A student who deleted or edited a test cell is graded with the original cell, not left in
 # "needs manual grading".
