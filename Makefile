@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade postgresql FORCE
+.PHONY: install test test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade postgresql FORCE
 
 install: $(STAMP)
 
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml requirements.lock $(VENV)/.python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
 	$(BIN)/python -m posenc_course.lab student
-	@$(MAKE) --no-print-directory bubblewrap chromium postgresql
+	@$(MAKE) --no-print-directory bubblewrap
 	@touch $(STAMP)
 
 # $(VENV)/.python names the interpreter the venv was made with. It changes (and the venv is made
@@ -58,8 +58,8 @@ bubblewrap:
 	fi
 
 # The real-browser tests of the student's JupyterLab (tests/test_browser.py) drive Debian's chromium with
-# Playwright (which cannot download its own browsers here); installed here as root, as bubblewrap is.
-# Without it those tests are skipped, and say why.
+# Playwright (which cannot download its own browsers here); installed by `make test` (not `make install`:
+# a student or a self-learner does not need it) as root. Without it those tests are skipped, and say why.
 chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
@@ -68,8 +68,8 @@ chromium:
 	  echo "note: chromium is not installed (sudo apt-get install chromium): the browser tests will be skipped"
 
 # PostgreSQL, for a gradebook shared between machines (README: Grading a large class), and for the tests
-# that start a server of their own (tests/test_grade_class.py): Debian's package, installed here as
-# root. Without it those tests are skipped, and say why; the SQLite gradebook needs nothing.
+# that start a server of their own (tests/test_grade_class.py): Debian's package, installed by `make test`
+# as root. Without it those tests are skipped, and say why; the SQLite gradebook needs nothing.
 postgresql:
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
@@ -77,7 +77,11 @@ postgresql:
 	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q postgresql >/dev/null 2>&1; }; }; } || \
 	  echo "note: PostgreSQL is not installed (sudo apt-get install postgresql): its tests will be skipped"
 
-test: $(STAMP)
+# The tools only the tests use: a browser for tests/test_browser.py, a PostgreSQL server for the shared
+# gradebook's tests. `make install` leaves them out; `make test` (and so CI's .ci/run) brings them.
+test-tools: chromium postgresql
+
+test: $(STAMP) test-tools
 	$(BIN)/python -m pytest
 
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
@@ -99,11 +103,11 @@ demo: $(STAMP)
 notebook: $(STAMP)
 	$(BIN)/python -m posenc_course.notebook
 
-# release/ is made by nbgrader from source/, never by hand.
+# release/ is made by nbgrader from source/, never by hand (nbgrader generate_assignment A --force, for
+# each assignment). If nbgrader refuses (this course's gradebook has submissions of an assignment whose
+# cells changed), the old release is put back and it says what to do (posenc_course/generate.py).
 release: notebook
-	$(BIN)/nbgrader generate_assignment posenc --force
-	$(BIN)/nbgrader generate_assignment posenc-advanced --force
-	$(BIN)/nbgrader generate_assignment theory --force
+	$(BIN)/python -m posenc_course.generate posenc posenc-advanced theory
 
 # Mutation testing of the notebook's tests (posenc_course/mutants.py): every one-change mutant of the
 # reference solutions, graded by nbgrader autograde. About 10 minutes on two cores; MUTANTS_FLAGS=--sample 40

@@ -3,11 +3,18 @@
 import sys
 from pathlib import Path
 
+from posenc_course.course import quiet_dependency_warnings
 from posenc_course.release import generate_assignment_preprocessors
 
 c = get_config()  # noqa: F821  (nbgrader provides get_config when it loads this file)
 
 c.CourseDirectory.course_id = "posenc"
+
+# The instructor's view: no warnings of nbgrader's dependencies that mean nothing to you (SQLAlchemy's
+# about nbgrader's gradebook code: posenc_course/course.py), and grades.csv with scores to 2 decimals
+# (`nbgrader export`: posenc_course/export.py), as everywhere else.
+quiet_dependency_warnings()
+c.ExportApp.plugin_class = "posenc_course.export.RoundedCsvExportPlugin"
 
 # A student who deleted or edited a test cell is graded with the original cell, not left in
 # "needs manual grading".
@@ -92,6 +99,11 @@ if sys.argv[1:2] == ["autograde"]:
 # top, and the hidden tests replaced by how many of their checks passed and the failed ones' messages,
 # so feedback may go out before the deadline. True shows the full tests, as stock nbgrader does.
 c.FeedbackSummary.show_hidden_tests = False
+# How much a failed hidden check's message says. "auto" (the default): until the due date in the gradebook
+# (`nbgrader db assignment add posenc --duedate=...`, with a student's extension), and when there is
+# none, what the check tried and that it was wrong, with no expected value; after it, the full message.
+# "before-due" and "after-due" fix one of the two. No message ever holds a concept question's answer.
+c.FeedbackSummary.hidden_messages = "auto"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "posenc_course.feedback.FeedbackSummary",
@@ -100,3 +112,7 @@ c.GenerateFeedback.preprocessors = [
 # The feedback page is the course's template (its summary first), through an exporter class of its
 # own, so that formgrader's pages keep nbgrader's templates.
 c.GenerateFeedback.exporter_class = "posenc_course.feedback.SummaryFirstHTMLExporter"
+
+# release_feedback releases everyone's feedback it can: one submission placed by hand (no timestamp.txt
+# or submission_secret.txt) is named and skipped, not the end of the release (posenc_course/exchange.py).
+c.ExchangeFactory.release_feedback = "posenc_course.exchange.ReleaseFeedback"

@@ -104,6 +104,35 @@ def check_number(got, kind, what):
                              f"{type(got).__name__} {got!r}")
 
 
+def check_answer(answer, expected, what, hint, tolerance=None):
+    """Fail unless the concept answer `answer` is `expected` (within `tolerance`, for a number).
+
+    The message says which answer was given and that it is not right, with `hint`: a way to get
+    there that names no value. It never shows `expected`. An unanswered question says it is not
+    answered yet.
+    """
+    check_answered(answer, what)
+    numbers = (int, float, np.integer, np.floating)
+    try:
+        if tolerance is not None:
+            is_number = isinstance(answer, numbers) and not isinstance(answer, (bool, np.bool_))
+            right = is_number and abs(answer - expected) <= tolerance
+        elif isinstance(expected, (list, tuple)):
+            is_list = isinstance(answer, (list, tuple, np.ndarray))
+            right = is_list and [int(a) for a in answer] == list(expected)
+        else:
+            right = bool(answer == expected)
+    except (TypeError, ValueError):
+        right = False
+    if not right:
+        raise AssertionError(f"{what} = {_short_repr(answer)}: not right. {hint}")
+
+
+def _short_repr(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 4] + " ..."
+
+
 def check_choice(answer, choices, what):
     """Fail unless `answer` is one of `choices` (this does not say whether it is right)."""
     check_answered(answer, what)

@@ -38,16 +38,36 @@ def load_config(course):
     return config
 
 
+def quiet_dependency_warnings():
+    """Silence the warnings of nbgrader's dependencies that mean nothing to an instructor, each by its
+    category and message. ``nbgrader_config.py`` calls this, so every nbgrader command of the course is
+    quiet; :func:`nbgrader_api` calls it too.
+
+    - nbgrader's gradebook (``nbgrader/api.py``) adds a new submission to its student and assignment in a
+      way SQLAlchemy 2 warns about on every autograde: ``SAWarning: Object of type <SubmittedAssignment>
+      not in session, add operation along 'Student.submissions' will not proceed``, three per submission.
+      The rows are written all the same (nbgrader's own code, not ours to fix).
+    """
+    import warnings
+
+    try:
+        from sqlalchemy.exc import SAWarning
+    except ImportError:  # no SQLAlchemy, no such warning
+        return
+    warnings.filterwarnings("ignore", category=SAWarning, message=SA_SUBMISSION_WARNING)
+
+
+#: SQLAlchemy's warning about nbgrader's way of adding a submission (a regular expression, from its start).
+SA_SUBMISSION_WARNING = r"Object of type <Submitted\w+> not in session, add operation along '\w+\.submissions'"
+
+
 def nbgrader_api(config):
     """nbgrader's Python API (``NbGraderAPI``) on the course that `config` (:func:`load_config`) is of.
 
     nbgrader is imported here, once per process: its commands are then method calls, with no new
     start-up each.
     """
-    import warnings
-
-    # nbgrader's own use of SQLAlchemy warns about its session on every autograde: not ours to fix.
-    warnings.filterwarnings("ignore", message="Object of type <Submitted")
+    quiet_dependency_warnings()
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 

@@ -1,32 +1,40 @@
-"""The instructor's workflow, end to end, on three demo students.
+"""The instructor's workflow, end to end, on three demo students, in a course folder of its own.
 
-Run from the course directory (the repository root), as ``make demo`` does:
+``make demo`` makes ``demo/`` (git-ignored), a course directory of its own with this course's
+``nbgrader_config.py`` and ``source/``, and works there only. The repository's own course (its
+``release/`` and ``gradebook.db``) is not touched, so authoring (``make release``) works after the demo
+as before it: nbgrader refuses to change an assignment's cells once its gradebook has submissions of
+it, and the demo's submissions are in ``demo/gradebook.db``.
 
-For each graded assignment, ``posenc`` (the core) and ``posenc-advanced`` (the second one):
+``demo/`` is made afresh on each run (it holds the demo's output only; a file ``.posenc-demo`` marks it).
+In it, for each graded assignment, ``posenc`` (the core) and ``posenc-advanced`` (the second one):
 
 1. ``nbgrader generate_assignment`` (and ``theory``, the ungraded companion): the student versions in
-   ``release/``;
-2. three submissions in ``submitted/``: the reference answers, the blank release, and one with
+   ``demo/release/``;
+2. three submissions in ``demo/submitted/``: the reference answers, the blank release, and one with
    two realistic mistakes;
-3. ``nbgrader autograde``: graded notebooks in ``autograded/``, scores in ``gradebook.db``;
-4. ``nbgrader generate_feedback`` (HTML in ``feedback/``, its summary first, no hidden test shown);
-5. a per-student, per-exercise score table, and the class report (``reports/class_report*.html``:
+3. ``nbgrader autograde``: graded notebooks in ``demo/autograded/``, scores in ``demo/gradebook.db``;
+4. ``nbgrader generate_feedback`` (HTML in ``demo/feedback/``, its summary first, no hidden test shown);
+5. a per-student, per-exercise score table, and the class report (``demo/reports/class_report*.html``:
    each exercise's score distribution and its most frequent failing checks).
 
-Then ``nbgrader export`` writes every grade to ``grades.csv``.
-
-Only the three ``demo-*`` students are written or regraded: other students' submissions and
-grades in the gradebook are left alone.
+Then ``nbgrader export`` writes every grade to ``demo/grades.csv``.
 """
 
 import shutil
 import sys
 import time
+from pathlib import Path
 
 from . import class_report, report
 from .course import run_nbgrader
 from .layout import ADVANCED, ASSIGNMENT, GRADED, ROOT, release_notebook, source_notebook
 from .submissions import make_submission, reference_answers, write_submission
+
+#: The demo's course directory, and the file that marks it as the demo's (so that it may be made afresh).
+DEMO = ROOT / "demo"
+MARK = ".posenc-demo"
+
 STUDENTS = ("demo-reference", "demo-blank", "demo-mistakes")
 
 # Two mistakes students really make, each costing points in its own exercise only.
@@ -101,20 +109,38 @@ MISTAKES = {
 }
 
 
-def nbgrader(*args, log_level="WARN"):
-    """Run one nbgrader command in the course directory, echoing it first; stop if it fails."""
+def make_course(course=DEMO, root=ROOT):
+    """Make `course` afresh: `root`'s ``nbgrader_config.py`` and ``source/``, and nothing else; return it.
+
+    A folder that exists without the demo's mark is not the demo's: it is left alone, and the demo stops.
+    """
+    course = Path(course)
+    if course.exists():
+        if not (course / MARK).exists():
+            sys.exit(f"{course} exists and is not the demo's (no {MARK} in it): move it away, then run make demo again")
+        shutil.rmtree(course)
+    course.mkdir(parents=True)
+    (course / MARK).write_text("made by make demo (posenc_course/demo.py): removed and made again by each run\n")
+    shutil.copy(Path(root) / "nbgrader_config.py", course / "nbgrader_config.py")
+    shutil.copytree(Path(root) / "source", course / "source")
+    return course
+
+
+def nbgrader(course, *args, log_level="WARN"):
+    """Run one nbgrader command in `course`, echoing it first; stop if it fails."""
     print(f"\n$ nbgrader {' '.join(args)}", flush=True)
     started = time.perf_counter()
-    result = run_nbgrader(ROOT, *args, f"--log-level={log_level}", capture=False)
+    result = run_nbgrader(course, *args, f"--log-level={log_level}", capture=False)
     print(f"  ({time.perf_counter() - started:.1f} s, exit code {result.returncode})", flush=True)
     if result.returncode != 0:
         sys.exit(f"nbgrader {args[0]} failed with exit code {result.returncode}")
 
 
-def make_demo_submissions(assignment):
-    print(f"\nMaking the demo submissions of {assignment} in submitted/:", flush=True)
-    answers = reference_answers(source_notebook(assignment))
-    release = release_notebook(assignment)
+def make_demo_submissions(course, assignment):
+    """The three demo students' submissions of `assignment`, in `course`'s ``submitted/``."""
+    print(f"\nMaking the demo submissions of {assignment} in {course.name}/submitted/:", flush=True)
+    answers = reference_answers(source_notebook(assignment, root=course))
+    release = release_notebook(assignment, root=course)
     mistakes, described = MISTAKES[assignment]
     notebooks = {
         "demo-reference": make_submission(answers, release_notebook=release),
@@ -122,44 +148,47 @@ def make_demo_submissions(assignment):
         "demo-mistakes": make_submission(answers, functions=mistakes, release_notebook=release),
     }
     for student, notebook in notebooks.items():
-        shutil.rmtree(ROOT / "submitted" / student / assignment, ignore_errors=True)
-        path = write_submission(notebook, ROOT / "submitted", student, assignment=assignment)
-        print(f"  {path.relative_to(ROOT)}")
+        path = write_submission(notebook, course / "submitted", student, assignment=assignment)
+        print(f"  {path.relative_to(course.parent)}")
     print(f"  demo-mistakes: {described}")
 
 
-def grade(assignment):
+def grade(course, assignment):
     """One assignment's part of the demo: release, submissions, autograde, feedback, scores, report."""
     print(f"\n=== {assignment} ===", flush=True)
-    nbgrader("generate_assignment", assignment, "--force")
-    make_demo_submissions(assignment)
+    nbgrader(course, "generate_assignment", assignment, "--force")
+    make_demo_submissions(course, assignment)
     # At WARN, autograde notes for every test cell with hidden tests that it differs from the
     # released one: that is expected, so the demo shows errors only.
-    nbgrader("autograde", assignment, "--force", "--student=demo-*", log_level="ERROR")
-    nbgrader("generate_feedback", assignment, "--force", "--student=demo-*")
-    print(f"\nScores of {assignment} by exercise (from gradebook.db):\n")
-    scores = report.exercise_scores(ROOT / "gradebook.db", assignment)
+    nbgrader(course, "autograde", assignment, "--force", log_level="ERROR")
+    nbgrader(course, "generate_feedback", assignment, "--force")
+    print(f"\nScores of {assignment} by exercise (from demo/gradebook.db):\n")
+    scores = report.exercise_scores(course / "gradebook.db", assignment)
     print(report.format_table({s: scores[s] for s in STUDENTS if s in scores}))
     print(f"\nThe class report of {assignment} (posenc_course/class_report.py):\n", flush=True)
-    class_report.main([str(ROOT), "--students=demo-*", f"--assignment={assignment}"])
+    class_report.main([str(course), f"--assignment={assignment}"])
 
 
 def main():
     started = time.perf_counter()
-    nbgrader("generate_assignment", "theory", "--force")
+    course = make_course()
+    print(f"The demo's course folder: {course} (made afresh; the repository's release/ and gradebook.db are "
+          "not touched)", flush=True)
+    nbgrader(course, "generate_assignment", "theory", "--force")
     for assignment in GRADED:
-        grade(assignment)
-    nbgrader("export", "--to=grades.csv")
+        grade(course, assignment)
+    nbgrader(course, "export", "--to=grades.csv")
     print(f"""
-Where things are (A is posenc, the core, or posenc-advanced, for students who finished it):
-  release/A/exercises.ipynb                 the graded exercises (give this out)
-  release/theory/theory.ipynb               the companion theory notebook, with figures (give this out)
-  autograded/STUDENT/A/exercises.ipynb      the executed, graded notebooks
-  feedback/STUDENT/A/exercises.html         feedback for each student: a summary of each exercise's points
-                                            and failed checks first; no hidden test shown
-  grades.csv                                every grade in the gradebook, for your spreadsheet
-  reports/class_report.html                 each exercise's score distribution and most frequent failing
-  reports/class_report-posenc-advanced.html checks, for posenc and for posenc-advanced
+Where things are (A is posenc, the core, or posenc-advanced), in the demo's own course folder:
+  demo/release/A/exercises.ipynb                 the graded exercises, as this course's release/ has them
+  demo/release/theory/theory.ipynb               the companion theory notebook, with figures
+  demo/autograded/STUDENT/A/exercises.ipynb      the executed, graded notebooks
+  demo/feedback/STUDENT/A/exercises.html         feedback for each student: a summary of each exercise's
+                                                 points and failed checks first; no hidden test shown
+  demo/gradebook.db, demo/grades.csv             the demo's gradebook, and every grade in it
+  demo/reports/class_report.html                 each exercise's score distribution and most frequent
+  demo/reports/class_report-posenc-advanced.html failing checks, for posenc and for posenc-advanced
+The repository's own course (release/, gradebook.db) was not touched: make release works as before.
 Done in {time.perf_counter() - started:.0f} s.""")
 
 

@@ -10,9 +10,15 @@
 - Unless ``FeedbackSummary.show_hidden_tests`` is set, each test cell shows its visible part and, in
   place of its hidden tests, a line such as ``# hidden tests: 7 checks, 5 passed`` followed by the
   messages of the failed ones; tracebacks that would quote the tests are cut to their last line.
+- ``FeedbackSummary.hidden_messages`` says how much of a failed hidden check's message a student reads
+  (:func:`check_message`, which ``posenc-check`` uses too): before the due date, what was tried and that
+  it was wrong; after it, the full message, which still never holds a concept question's answer (the
+  ``check_answer`` helper of ``authoring/check_helpers.py`` never shows it).
 """
 
+import datetime
 import html
+import re
 from pathlib import Path
 
 import nbformat
@@ -20,12 +26,18 @@ import nbformat
 import nbgrader
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool
+from traitlets import Bool, Enum
 
 from .judge import HIDDEN_BEGIN, HIDDEN_END, elide
 from .layout import exercise_of, grade_id, is_test_cell, nbgrader_meta, unreadable_reason
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
+WHAT_LENGTH = 160  #: what a hidden check tried, as shown before the due date, is cut to this many characters
+HIDDEN_MESSAGES = ("auto", "before-due", "after-due")  #: the values of FeedbackSummary.hidden_messages
+#: what follows what a hidden check tried, in place of the rest of its message, before the due date
+WITHHELD = "wrong (a hidden check: what it expected is not shown before the due date)"
+# Messages about the submission's own state, which give nothing away: kept whole at any time.
+_OWN_STATE = re.compile(r"^not run\b|not answered yet|not implemented yet|^[A-Z]\w*(Error|Exception|Exit|Interrupt)\b[^:]*: ")
 
 
 def checks_of(cell):
@@ -33,17 +45,63 @@ def checks_of(cell):
     return cell.get("metadata", {}).get("posenc", {}).get("checks", [])
 
 
-def checks_by_exercise(autograded_path):
+def what_was_tried(message):
+    """The start of a check's `message` that says what it tried: the text before its first ``": "``
+    outside brackets (``apply_rope(x of shape (2, 4), positions [3, 5])``, ``ex02_name = 1000``), or None
+    when it has none."""
+    depth = 0
+    for index, char in enumerate(message):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == ":" and depth == 0 and message[index + 1:index + 2] in (" ", ""):
+            return message[:index].strip() or None
+    return None
+
+
+def check_message(check, full=False):
+    """The message of a failed `check` as a student may read it, on one line.
+
+    Parameters
+    ----------
+    check : dict
+        A check as the judge records it (:func:`checks_of`): ``hidden`` and ``message`` are used,
+        and ``test``, the test cell's grade id, when the message has no start that says what it tried.
+    full : bool
+        After the due date (``FeedbackSummary.hidden_messages``): the full message. Before it, which is
+        also what ``posenc-check`` shows, a hidden check's message keeps only what it tried and says that
+        it was wrong, with no expected value and no got-versus-expected detail.
+
+    Returns
+    -------
+    str
+        A visible check's message, or any check's when `full`, shortened to MESSAGE_LENGTH characters.
+        Messages about the submission's own state are kept whole: "not answered yet", "not implemented
+        yet", "not run ..." and an error the submission's code raised (``TypeError: ...``).
+    """
+    message = " ".join(str(check.get("message", "")).split())
+    if full or not check.get("hidden") or _OWN_STATE.search(message):
+        return shorten(message)
+    what = what_was_tried(message) or tested_name(check.get("test", "")) or "a hidden check"
+    return f"{elide(what, WHAT_LENGTH)}: {WITHHELD}"
+
+
+def checks_by_exercise(autograded_path, full=True):
     """``{exercise: [check, ...]}`` of a graded notebook: every check of its test cells, in order, each a
-    dict with the test cell, its line, whether it is hidden, whether it passed, and its message."""
+    dict with the test cell, its line, whether it is hidden, whether it passed, and its message: the
+    whole message when `full` (the instructor's view), else as a student reads it before the due date
+    (:func:`check_message`)."""
     notebook = nbformat.read(str(autograded_path), as_version=4)
     found = {}
     for cell in notebook.cells:
         if is_test_cell(cell):
             for check in checks_of(cell):
-                found.setdefault(exercise_of(grade_id(cell)), []).append({
-                    "test": grade_id(cell), "line": check["line"], "hidden": check["hidden"],
-                    "passed": bool(check["passed"]), "message": check["message"]})
+                shown = {"test": grade_id(cell), "line": check["line"], "hidden": check["hidden"],
+                         "passed": bool(check["passed"]), "message": check["message"]}
+                if not full and not shown["passed"]:
+                    shown["message"] = check_message(shown)
+                found.setdefault(exercise_of(grade_id(cell)), []).append(shown)
     return found
 
 
@@ -52,11 +110,12 @@ def tested_name(test_id):
     return test_id.removesuffix("_test").split("_", 1)[-1]
 
 
-def summary(notebook):
+def summary(notebook, full=False):
     """``[{exercise, score, max_score, failed: [{name, test, hidden, message}]}]``, in order.
 
     Scores are the cells' ``nbgrader.score`` where nbgrader put it (the gradebook's, in feedback), else the
-    judge's own score in ``posenc.score``.
+    judge's own score in ``posenc.score``. The messages are as :func:`check_message` shows them: whole
+    when `full` (after the due date), else without a hidden check's expected value.
     """
     rows = {}
     for cell in notebook.cells:
@@ -73,12 +132,17 @@ def summary(notebook):
         for check in checks_of(cell):
             if not check["passed"]:
                 row["failed"].append({"name": tested_name(test_id), "test": test_id, "hidden": check["hidden"],
-                                      "message": shorten(check["message"])})
+                                      "message": check_message({**check, "test": test_id}, full)})
         if not checks_of(cell) and float(score or 0) < points:
             errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
             message = f"{errors[0].get('ename')}: {errors[0].get('evalue')}" if errors else "this test cell failed"
-            row["failed"].append({"name": tested_name(test_id), "test": test_id, "hidden": False,
-                                  "message": shorten(message)})
+            if errors and errors[0].get("ename") == "AssertionError":
+                message = str(errors[0].get("evalue"))  # as the judge records a check's failure
+            # with no checks recorded, an error may be a hidden test's: judged as one
+            hidden = HIDDEN_BEGIN in cell.get("source", "")
+            row["failed"].append({"name": tested_name(test_id), "test": test_id, "hidden": hidden,
+                                  "message": check_message({"hidden": hidden, "message": message, "test": test_id},
+                                                           full)})
     for row in rows.values():
         row["score"] = round(row["score"], 2)
     return list(rows.values())
@@ -98,14 +162,15 @@ def summary_text(rows):
     return "\n".join(lines)
 
 
-def summary_html(rows):
-    """The summary as an HTML table, for the top of the feedback."""
+def summary_html(rows, full=False):
+    """The summary as an HTML table, for the top of the feedback; `full` as in :func:`summary`."""
     total, maximum = sum(r["score"] for r in rows), sum(r["max_score"] for r in rows)
+    told = ("with what it tried, what it expected and what came back" if full else
+            "with what it tried (a hidden check says what it expected after the due date)")
     out = ['<div id="posenc-summary" class="panel panel-info">',
            f'<div class="panel-heading"><h4>Summary: {total:g} of {maximum:g} points</h4>'
-           "<p>Each exercise's points; under an exercise that lost points, each check that failed, "
-           "with what it tried, what it expected and what came back. Fix the first one first: "
-           "later checks often fail because of it.</p></div>",
+           f"<p>Each exercise's points; under an exercise that lost points, each check that failed, "
+           f"{told}. Fix the first one first: later checks often fail because of it.</p></div>",
            '<table class="table table-condensed"><thead><tr><th>exercise</th><th class="center">points</th>'
            "<th>failed checks</th></tr></thead><tbody>"]
     for row in rows:
@@ -134,8 +199,29 @@ def unreadable_html(reason, rows):
             "<p>Below is the blank assignment it was graded as.</p></div></div>")
 
 
-def hide_hidden_tests(cell):
-    """Replace the hidden tests of a test cell by how many of their checks passed, and the failed ones' messages."""
+def _error_line(output):
+    """The one line the judge records for the error `output` of a test cell (:func:`posenc_course.judge._one_line`)."""
+    if output.get("ename") == "AssertionError":
+        return elide(output.get("evalue", ""), 400) or "the check failed"
+    return elide(f"{output.get('ename')}: {output.get('evalue')}", 400)
+
+
+FAILED_HIDDEN = "  FAILED (hidden check): "  #: how the grader lists a failed hidden check under its test cell
+
+
+def _redacted_line(line, test_id):
+    """A line of the grader's list of failed checks under a test cell, a hidden check's as
+    :func:`check_message` shows it before the due date."""
+    if not line.startswith(FAILED_HIDDEN):
+        return line
+    message = line[len(FAILED_HIDDEN):].rstrip("\n")
+    return FAILED_HIDDEN + check_message({"hidden": True, "message": message, "test": test_id}) + line[len(line.rstrip("\n")):]
+
+
+def hide_hidden_tests(cell, full=False):
+    """Replace the hidden tests of a test cell by how many of their checks passed, and the failed ones'
+    messages (:func:`check_message`, `full` after the due date). The cell's error, when a hidden check
+    raised it, is shown as that check's message is."""
     lines = cell.source.splitlines()
     starts = [i for i, line in enumerate(lines) if line.strip().startswith(HIDDEN_BEGIN)]
     if not starts:
@@ -146,34 +232,95 @@ def hide_hidden_tests(cell):
     ends = [i for i, line in enumerate(lines) if line.strip().startswith(HIDDEN_END)]
     after = lines[ends[-1] + 1:] if ends and ends[-1] > starts[0] else []
     note = [f"# hidden tests: {len(hidden)} checks, {passed} passed"]
-    note += [f"#   FAILED: {shorten(check['message'])}" for check in hidden if not check["passed"]]
+    test_id = grade_id(cell)
+    note += [f"#   FAILED: {check_message({**check, 'test': test_id}, full)}" for check in hidden if not check["passed"]]
     cell.source = "\n".join(kept + note + after)
+    failed_hidden = [check for check in hidden if not check["passed"]]
     for check in hidden:
         check["text"] = ""
     for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and not full:  # the grader's list of failed checks
+            output["text"] = "".join(_redacted_line(line, test_id) for line in str(output.get("text", "")).splitlines(True))
         if output.get("output_type") == "error":  # a traceback quotes the test's lines
+            raised = [check for check in failed_hidden if check["message"] == _error_line(output)]
+            if raised and not full:
+                output["ename"], output["evalue"] = "AssertionError", check_message({**raised[0], "test": test_id})
             output["traceback"] = [f"{output.get('ename')}: {output.get('evalue')}"]
+
+
+def utc_now():
+    """Now, as nbgrader's gradebook keeps times: UTC, without a time zone."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def due_date(resources):
+    """The due date of the student's assignment in nbgrader's gradebook (``nbgrader db assignment add
+    --duedate``), with the student's extension if any, as naive UTC; None without one, or without a
+    gradebook (`resources` is what ``nbgrader generate_feedback`` gives a preprocessor)."""
+    info = (resources or {}).get("nbgrader", {})
+    if not info.get("db_url") or not info.get("assignment"):
+        return None
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(info["db_url"]) as gradebook:
+        try:
+            return gradebook.find_submission(info["assignment"], info.get("student")).duedate
+        except MissingEntry:
+            try:
+                return gradebook.find_assignment(info["assignment"]).duedate
+            except MissingEntry:
+                return None
+
+
+def full_messages(setting, due, now=None):
+    """Whether a failed hidden check's full message may be shown: `setting` is a value of
+    FeedbackSummary.hidden_messages; with "auto", once the due date `due` (naive UTC) has passed; never
+    without a due date."""
+    if setting not in HIDDEN_MESSAGES:
+        raise ValueError(f"FeedbackSummary.hidden_messages is {setting!r}: use one of {', '.join(HIDDEN_MESSAGES)}")
+    if setting != "auto":
+        return setting == "after-due"
+    return due is not None and (now or utc_now()) >= due
 
 
 class FeedbackSummary(Preprocessor):
     """Put the summary in the feedback's resources, and hide the hidden tests (unless told not to)."""
 
     show_hidden_tests = Bool(False, help=(
-        "Show the full test cells, hidden tests included, in the feedback (nbgrader's own behaviour). "
+        "Show the full test cells, hidden tests included, in the feedback (nbgrader's own behaviour); "
+        "they hold the expected values, concept answers included, so only after the due date. "
         "Off: each test cell shows its visible part and, in place of its hidden tests, how many of their "
-        "checks passed and the messages of those that failed, so feedback can go out before the "
-        "deadline.")).tag(config=True)
+        "checks passed and the messages of those that failed (as hidden_messages says), so feedback can go "
+        "out before the deadline.")).tag(config=True)
+    hidden_messages = Enum(list(HIDDEN_MESSAGES), default_value="auto", help=(
+        "How much a failed hidden check's message says, in the summary and the test cells. "
+        "'before-due': what it tried and that it was wrong, with no expected value and no got-versus-"
+        "expected detail (what posenc-check shows); 'after-due': the full message (a concept question's "
+        "answer is never in it); 'auto': 'after-due' once the assignment's due date in nbgrader's gradebook "
+        "(with the student's extension) has passed, 'before-due' before it and when there is no due "
+        "date.")).tag(config=True)
     enabled = Bool(True)
 
     def preprocess(self, nb, resources):
-        rows, reason = summary(nb), unreadable_reason(nb)
-        resources.setdefault("posenc", {})["summary_html"] = unreadable_html(reason, rows) if reason else summary_html(rows)
+        due = None
+        if self.hidden_messages == "auto":
+            try:
+                due = due_date(resources)
+            except Exception as error:  # a gradebook that cannot be read gives nothing away
+                self.log.warning("posenc feedback: could not read the due date from the gradebook (%s: %s); "
+                                 "failed hidden checks say only what they tried. Set "
+                                 "c.FeedbackSummary.hidden_messages to 'after-due' to show them in full.",
+                                 type(error).__name__, error)
+        full = full_messages(self.hidden_messages, due)
+        rows, reason = summary(nb, full), unreadable_reason(nb)
+        resources.setdefault("posenc", {})["summary_html"] = (unreadable_html(reason, rows) if reason
+                                                              else summary_html(rows, full))
         if reason:  # said once, at the top
             nb.cells = nb.cells[1:]
         if not self.show_hidden_tests:
             for cell in nb.cells:
                 if is_test_cell(cell):
-                    hide_hidden_tests(cell)
+                    hide_hidden_tests(cell, full)
         return nb, resources
 
 

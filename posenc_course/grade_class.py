@@ -20,8 +20,11 @@ hardening included, into the same ``autograded/`` folders and gradebook.
   worker writes to with a busy timeout (``GradeClass.sqlite_timeout``), or a PostgreSQL database
   (``postgresql://...``) shared by shards on several machines.
 
-A progress bar (count, rate, time left) on a terminal; otherwise one line per submission. At the end:
-how many were graded, skipped and failed (and why), and where the log is. Exit code 0 when none failed,
+A progress bar (count, rate, time left, of the submissions graded: skipped ones take no time) on a terminal;
+otherwise one line per submission. At the end: how many were graded, skipped and failed (and why); every
+graded submission that could not be read (graded as the blank release), had a cell that timed out, crashed
+its kernel or ran out of memory, with the cell and the grader's message (read from its graded notebook);
+and where the log is. Exit code 0 when none failed,
 1 when some did, 2 when nothing could be graded.
 """
 
@@ -70,6 +73,9 @@ class Outcome:
     status: str  #: "graded", "skipped" (already graded, no --force) or "failed"
     seconds: float
     reason: str = ""  #: why it failed, in one line
+    #: what went wrong in a graded submission, from its graded notebook (:func:`posenc_course.report.incidents`):
+    #: ``(what, where, why)``: an unreadable file, a cell that timed out, crashed the kernel or ran out of memory
+    problems: tuple = ()
 
 
 class UsageError(Exception):
@@ -175,6 +181,20 @@ def failure_reason(result):
     return reason.removeprefix("[ERROR] ").removeprefix("[CRITICAL] ").strip()[:300]
 
 
+def problems_of(course, student, assignment):
+    """:func:`posenc_course.report.incidents` of a student's graded notebook (none if it cannot be read)."""
+    import nbformat
+
+    from .layout import NOTEBOOK
+    from .report import incidents
+
+    try:
+        notebook = nbformat.read(str(Path(course) / "autograded" / student / assignment / NOTEBOOK), as_version=4)
+    except Exception:  # no graded notebook: nbgrader's own failure says why
+        return ()
+    return tuple(incidents(notebook))
+
+
 def work(course, db_url, log_path, connection):
     """A worker's life: import nbgrader once, then grade the students the parent sends, one at a time,
     until it sends None or goes away."""
@@ -207,7 +227,7 @@ def work(course, db_url, log_path, connection):
             elif not force and before is not None and graded_marker(course, student, assignment) == before:
                 outcome = Outcome(student, "skipped", seconds)
             else:
-                outcome = Outcome(student, "graded", seconds)
+                outcome = Outcome(student, "graded", seconds, problems=problems_of(course, student, assignment))
             with open(log_path, "a") as log:
                 log.write(f"\n=== {student}: {outcome.status} in {seconds:.1f} s (worker {os.getpid()})\n"
                           + result.get("log", "") + result.get("error", ""))
@@ -313,8 +333,11 @@ def duration(seconds):
 class Progress:
     """A tqdm bar on a terminal; otherwise one plain line per submission, with the rate and time left."""
 
-    def __init__(self, total, stream=sys.stderr):
+    def __init__(self, total, stream=sys.stderr, to_skip=0):
         self.total, self.done, self.failed, self.stream = total, 0, 0, stream
+        # The rate and the time left are of the submissions graded, not of those skipped (already graded,
+        # `to_skip` of them foreseen), which take no time.
+        self.to_skip, self.worked, self.skipped = to_skip, 0, 0
         self.started = time.monotonic()
         self.bar = None
         if stream.isatty():
@@ -326,18 +349,34 @@ class Progress:
     def __call__(self, outcome):
         self.done += 1
         self.failed += outcome.status == "failed"
+        if outcome.status == "skipped":
+            self.skipped += 1
+        else:
+            self.worked += 1
         if self.bar is not None:
-            self.bar.set_postfix_str(f"failed: {self.failed}" if self.failed else "", refresh=False)
-            self.bar.update(1)
+            postfix = ", ".join(part for part in (f"skipped: {self.skipped}" if self.skipped else "",
+                                                  f"failed: {self.failed}" if self.failed else "") if part)
+            self.bar.set_postfix_str(postfix, refresh=False)
+            if outcome.status == "skipped":  # the bar counts, times and rates the graded ones only
+                self.bar.total -= 1
+                self.bar.refresh()
+            else:
+                self.bar.update(1)
             if outcome.status == "failed":
                 self.bar.write(f"{outcome.student}: FAILED: {outcome.reason}", file=self.stream)
+            for what, where, why in outcome.problems:
+                self.bar.write(f"{outcome.student}: {what}: {where}", file=self.stream)
+            return
+        width = len(str(self.total))
+        if outcome.status == "skipped":
+            print(f"[{self.done:>{width}}/{self.total}] {outcome.student}: already graded, skipped",
+                  file=self.stream, flush=True)
             return
         elapsed = time.monotonic() - self.started
-        rate = self.done / elapsed if elapsed else 0.0
-        left = (self.total - self.done) / rate if rate else 0.0
-        what = {"graded": f"graded in {outcome.seconds:.1f} s", "skipped": "already graded, skipped",
-                "failed": f"FAILED: {outcome.reason}"}[outcome.status]
-        width = len(str(self.total))
+        rate = self.worked / elapsed if elapsed else 0.0
+        left = ((self.total - self.done) - max(0, self.to_skip - self.skipped)) / rate if rate else 0.0
+        what = (f"graded in {outcome.seconds:.1f} s" if outcome.status == "graded" else f"FAILED: {outcome.reason}")
+        what += "".join(f"; {problem}: {where}" for problem, where, _ in outcome.problems)
         print(f"[{self.done:>{width}}/{self.total}] {outcome.student}: {what}  "
               f"({rate:.2f}/s, {duration(left)} left)", file=self.stream, flush=True)
 
@@ -347,12 +386,21 @@ class Progress:
 
 
 def summary(outcomes, seconds, jobs, log_path, assignment, shard=None):
+    """The end of a run: how many were graded, skipped and failed; every graded submission that could not
+    be read, timed out, crashed its kernel or ran out of memory, with where and why; the log."""
     counts = {status: [o for o in outcomes if o.status == status] for status in ("graded", "skipped", "failed")}
     part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
-    rate = f", {len(outcomes) / seconds:.2f} per second" if seconds and outcomes else ""
+    worked = len(counts["graded"]) + len(counts["failed"])  # the rate is of those graded, not those skipped
+    rate = f", {worked / seconds:.2f} graded per second" if seconds and worked else ""
     lines = [f"{PROGRAM}: {len(outcomes)} submissions of {assignment}{part} in {duration(seconds)} with "
              f"{jobs} worker{'s' if jobs != 1 else ''}{rate}",
              f"  graded:  {len(counts['graded'])}"]
+    troubled = sorted((o for o in counts["graded"] if o.problems), key=lambda o: o.student)
+    if troubled:
+        lines.append(f"    {len(troubled)} of them graded with a problem (their scores stand; look at them):")
+        for outcome in troubled:
+            for what, where, why in outcome.problems:
+                lines.append(f"    {outcome.student}: {what}: {where}: {why}")
     if counts["skipped"]:
         lines.append(f"  skipped: {len(counts['skipped'])} already graded (--force grades them again)")
     lines.append(f"  failed:  {len(counts['failed'])}")
@@ -418,7 +466,8 @@ def run(args):
     prepare_gradebook(db_url, config.CourseDirectory.get("course_id", "default_course"), args.assignment)
     remove_unfinished(course, set(students))  # only this run's students: other shards may be grading theirs
 
-    progress = Progress(len(students))
+    to_skip = 0 if args.force else sum(graded_marker(course, s, args.assignment) is not None for s in students)
+    progress = Progress(len(students), to_skip=to_skip)
     started = time.monotonic()
     try:
         outcomes = grade_in_parallel(course, students, args.assignment, db_url, jobs, log_path,

@@ -328,10 +328,17 @@ def elide(text, limit):
 
 
 def _cut(text, limit):
+    """`text` in at most `limit` characters: its start and its end around " ... ", each cut at a space, so
+    that no number of an array is cut in two (a word longer than a third of `limit` is cut anyway)."""
     if len(text) <= limit:
         return text
     tail = limit // 3
-    return text[:limit - tail - 5] + " ... " + text[-tail:]
+    head, end = text[:limit - tail - 5], text[-tail:]
+    if not text[len(head)].isspace() and " " in head[len(head) // 2:]:
+        head = head[:head.rindex(" ")]
+    if not text[-tail - 1].isspace() and " " in end[:len(end) // 2]:
+        end = end[end.index(" ") + 1:]
+    return head.rstrip() + " ... " + end.lstrip()
 
 
 def _one_line(error):

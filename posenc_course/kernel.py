@@ -28,6 +28,7 @@ and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
 import functools
 import importlib.util
 import json
+import logging
 import math
 import os
 import re
@@ -500,8 +501,28 @@ def parse_options(argv):
     return mode, limits, rest
 
 
+#: What ipykernel logs as an ERROR when an interrupt reaches it between cells (kernelbase.dispatch_shell).
+INTERRUPT_CAUGHT = "KeyboardInterrupt caught in kernel"
+
+
+class _GraderInterruptFilter(logging.Filter):
+    """Drops ipykernel's ``ERROR | KeyboardInterrupt caught in kernel.``, which means nothing to the instructor.
+
+    Nobody presses Ctrl-C in a grading kernel: its interrupts are the grader's. jupyter_client interrupts
+    every kernel it shuts down (``shutdown_kernel``: interrupt, then the shutdown request), and the grader
+    interrupts a call of the tests that runs over time (its timeout is recorded in the graded notebook).
+    When such an interrupt lands while the kernel handles a message rather than runs a cell, ipykernel
+    logs this line on the grader's terminal, at random. Only this one message of the kernel is dropped.
+    """
+
+    def filter(self, record):
+        return not (record.levelno == logging.ERROR and str(record.msg).startswith(INTERRUPT_CAUGHT))
+
+
 def main():
     mode, limits, kernel_args = parse_options(sys.argv[1:])
+    # ipykernel's application and kernel log through the logger named after IPKernelApp
+    logging.getLogger("IPKernelApp").addFilter(_GraderInterruptFilter())
     sandboxed = bool(os.environ.get("POSENC_IN_SANDBOX"))
     if mode != "off" and not sandboxed:
         problem = sandbox_problem()

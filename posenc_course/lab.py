@@ -15,13 +15,20 @@ folder of higher priority (``JUPYTER_CONFIG_PATH``), and serves the course folde
     python -m posenc_course.lab student                # make this environment's JupyterLab a student's
 
 As root, JupyterLab refuses to start without ``--allow-root``; ``posenc-lab`` adds it, and says so.
+
+``posenc-lab`` stops its JupyterLab when it is stopped: SIGTERM, SIGHUP or SIGINT (Ctrl-C, without
+JupyterLab's "Shutdown this Jupyter server?" question) is passed on to JupyterLab as SIGTERM, which
+shuts its kernels down and frees its port; whatever of it is still running after :data:`STOP_SECONDS`
+(the server, a kernel) is then killed.
 """
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from .layout import course_root
@@ -93,6 +100,73 @@ def lab_command(args, instructor=False, uid=None):
     return command, note
 
 
+#: Seconds JupyterLab has to stop by itself (and stop its kernels) before what is left of it is killed.
+STOP_SECONDS = 20
+#: The signals that stop ``posenc-lab``, and its JupyterLab with it.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name))
+
+
+def _descendants(pid):
+    """The processes started by process `pid`, at any depth (its server's kernels among them), or []."""
+    try:
+        import psutil
+
+        return psutil.Process(pid).children(recursive=True)
+    except Exception:  # psutil missing, or the process gone: nothing to add
+        return []
+
+
+def _kill(processes):
+    """SIGTERM each of `processes` still alive, then SIGKILL those alive 3 s later."""
+    try:
+        import psutil
+    except ImportError:
+        return
+    alive = [p for p in processes if p.is_running()]
+    for process in alive:
+        try:
+            process.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(alive, timeout=3)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+
+
+def run_lab(command, environment):
+    """Run JupyterLab's `command` until it ends, or until a signal of :data:`STOP_SIGNALS` stops this
+    process: then stop JupyterLab and its kernels (see the module's docstring). Return the exit code."""
+    child = subprocess.Popen(command, env=environment)
+    received, started_by_it = [], []
+
+    def stop(signum, frame):
+        if child.poll() is None:
+            started_by_it.extend(_descendants(child.pid))
+            child.send_signal(signal.SIGKILL if received else signal.SIGTERM)
+            if not received:  # JupyterLab has STOP_SECONDS to stop by itself
+                timer = threading.Timer(STOP_SECONDS, lambda: child.poll() is None and child.kill())
+                timer.daemon = True
+                timer.start()
+        received.append(signum)
+
+    previous = {number: signal.signal(number, stop) for number in STOP_SIGNALS}
+    try:
+        code = child.wait()
+    except KeyboardInterrupt:  # a Ctrl-C before the handler was in place
+        stop(signal.SIGINT, None)
+        code = child.wait()
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if received:
+        _kill(started_by_it + _descendants(child.pid))
+        return 128 + received[0]
+    return code
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv == ["student"]:
@@ -107,10 +181,7 @@ def main(argv=None):
         print(note, file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="posenc-lab-") as folder:
         environment = instructor_environment(folder) if instructor else dict(os.environ)
-        try:
-            return subprocess.call(command, env=environment)
-        except KeyboardInterrupt:
-            return 130
+        return run_lab(command, environment)
 
 
 if __name__ == "__main__":

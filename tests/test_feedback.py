@@ -25,9 +25,10 @@ from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrade
 from posenc_course.feedback import FeedbackSummary, summary
 from posenc_course.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK
-from posenc_course.submissions import reference_answers
+from posenc_course.submissions import make_submission, reference_answers
 
 from .test_grading import ALL, MAX_POINTS, STUDENTS, Student, assert_scores, blank, submit
+from .test_leaks import assert_no_answer_in, concept_answers, feedback_texts, wrong_concepts
 
 CLASS = [
     STUDENTS["reference"],
@@ -39,7 +40,7 @@ CLASS = [
 ]
 # What each student's summary must name: (function, a part of the message)
 NAMED = {
-    "partial-one-check": [("alibi_slopes", "alibi_slopes(-2): expected ValueError")],
+    "partial-one-check": [("alibi_slopes", "alibi_slopes(-2): wrong (a hidden check")],
     "wrong-rope_half_split": [("apply_rope", "expected"), ("apply_rope", "interleaved pairs")],
     "concept-alibi_sign_flipped": [("ratio", "ex07_ratio")],
     "hostile-call-exit": [("rotation_2d", "the kernel died")],
@@ -115,7 +116,8 @@ def test_posenc_check_gives_the_same_scores_and_names_the_same_checks(graded, tm
         assert (checked["exercises"][exercise]["score"], checked["exercises"][exercise]["max_score"]) == (score, maximum)
     failed = [c for s in checked["exercises"].values() for c in s["checks"] if not c["passed"]]
     assert [(c["test"], c["hidden"]) for c in failed] == [("ex07_alibi_slopes_test", True)]
-    assert "alibi_slopes(-2): expected ValueError" in failed[0]["message"]
+    assert failed[0]["message"].startswith("alibi_slopes(-2): wrong"), "as feedback before the due date"
+    assert "expected ValueError" not in failed[0]["message"]
 
 
 @pytest.mark.parametrize("student", sorted(NAMED))
@@ -147,9 +149,116 @@ def test_no_line_of_a_hidden_test_appears_in_any_feedback_file(graded):
 
 
 def test_hidden_tests_are_replaced_by_how_many_of_their_checks_passed(graded):
+    """With no due date in the gradebook, "auto" says only what a failed hidden check tried."""
     text = visible_text(feedback_of(graded, "partial-one-check"))
     assert "# hidden tests: 8 checks, 7 passed" in text
+    assert "FAILED: alibi_slopes(-2): wrong (a hidden check" in text
+    assert "alibi_slopes(-2): expected ValueError" not in text
+
+
+def grader_texts(path, assignment="posenc"):
+    """``[(test cell, text)]`` that the grader wrote in a feedback file: each failed check of the summary,
+    and each code cell's comments (the note that replaces its hidden tests) and outputs. A text belongs to
+    the test of the concept question its cell or item names (``ex02_name_test``), else to none."""
+    page = Path(path).read_text()
+    names = sorted(concept_answers(assignment))
+
+    def text_of(fragment):
+        return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+    def owner(text):
+        return next((f"{name}_test" for name in names if name in text or name.split("_", 1)[1] in text), "-")
+
+    start = page.index('id="posenc-summary"')
+    summary = page[start:page.index('<div class="cell', start)]
+    texts = [(owner(text_of(item)), text_of(item)) for item in re.findall(r"<li>(.*?)</li>", summary, re.S)]
+    for cell in page.split('<div class="cell border-box-sizing code_cell')[1:]:
+        written = re.findall(r'<span class="c1">(.*?)</span>', cell, re.S)
+        written += re.findall(r'<div class="output_subarea[^"]*">(.*?)</div>', cell, re.S)
+        texts += [(owner(text_of(cell)), re.sub(r"hidden tests: \d+ checks, \d+ passed|\d+ of \d+ checks passed: "
+                                                 r"[\d.]+ of [\d.]+ points|\(line \d+\)", "", text_of(part)))
+                  for part in written]
+    return texts
+
+
+def test_no_feedback_file_holds_a_concept_answer(graded):
+    """The real files, made with the course's setting ("auto", no due date): blank, wrong and partly answered."""
+    for student in CLASS:
+        texts = grader_texts(feedback_of(graded, student.name))
+        assert texts, student.name
+        assert_no_answer_in(texts, "posenc", f"feedback of {student.name}")
+
+
+@pytest.mark.parametrize("setting", ["before-due", "after-due"])
+def test_neither_setting_shows_a_concept_answer_in_any_feedback(graded, setting):
+    """The feedback preprocessor on every graded notebook of the class, with each setting."""
+    for student in CLASS:
+        notebook = nbformat.read(graded.course / "autograded" / student.name / "posenc" / NOTEBOOK, as_version=4)
+        notebook, resources = FeedbackSummary(hidden_messages=setting).preprocess(notebook, {})
+        assert_no_answer_in(feedback_texts(notebook, resources), "posenc", f"{student.name}, {setting}")
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["as-posenc-check", "full"])
+def test_no_posenc_check_table_holds_a_concept_answer(graded, full):
+    """posenc-check's table and JSON for every graded notebook of the class; full=True is what they would
+    show without the redaction, which holds no concept answer either."""
+    from posenc_course.check import as_json, format_result
+    from posenc_course.feedback import checks_by_exercise
+
+    for student in CLASS:
+        checks = checks_by_exercise(graded.course / "autograded" / student.name / "posenc" / NOTEBOOK, full=full)
+        scores = graded.scores[student.name]
+        texts = [(line.strip().split(" ")[0], re.sub(r"\(line \d+\)", "", line))
+                 for line in format_result(scores, checks).splitlines()]
+        texts += [(check["test"], check["message"]) for exercise in json.loads(as_json(scores, checks))["exercises"].values()
+                  for check in exercise["checks"]]
+        texts = [(test if test.endswith("_test") else next((f"{n}_test" for n in concept_answers("posenc")
+                                                             if n.split("_", 1)[1] == test), test), text)
+                 for test, text in texts]
+        assert_no_answer_in(texts, "posenc", f"posenc-check of {student.name}")
+
+
+def test_posenc_check_on_a_partly_answered_notebook_shows_no_answer(graded, tmp_path):
+    """A real posenc-check run: concept answers a third right, a third wrong, a third blank; the first
+    functions right, the rest stubs."""
+    answers = dict(graded.kit.answers)
+    concepts, wrong = sorted(concept_answers("posenc")), wrong_concepts("posenc")
+    for number, name in enumerate(concepts):
+        if number % 3 == 1:
+            answers[f"{name}_answer"] = f"{name} = {wrong[name]!r}"
+        elif number % 3 == 2:
+            del answers[f"{name}_answer"]
+    functions = [key for key in answers if not key.endswith("_answer")]
+    for key in functions[len(functions) // 2:]:
+        del answers[key]
+    path = tmp_path / "partly.ipynb"
+    nbformat.write(make_submission(answers), str(path))
+    result = subprocess.run([str(Path(sys.executable).parent / "posenc-check"), str(path)],
+                            capture_output=True, text=True, timeout=600, env=nbgrader_env())
+    assert result.returncode == 1, result.stderr[-2000:]
+    lines = [line.strip() for line in result.stdout.splitlines() if line.startswith("    ")]
+    assert any(": wrong (a hidden check" in line for line in lines), lines
+    assert any("not answered yet" in line for line in lines), lines
+    owned = [(next((f"{n}_test" for n in concepts if n in line or n.split("_", 1)[1] + " " in line), "-"),
+              re.sub(r"\(line \d+\)", "", line)) for line in lines]
+    assert_no_answer_in(owned + [("-", result.stdout + result.stderr)], "posenc", "posenc-check")
+
+
+def test_after_the_due_date_the_feedback_shows_the_full_message(graded, tmp_path):
+    """A real generate_feedback of a copy of the class's course, with a due date in the gradebook that has
+    passed: "auto" shows what a failed hidden check expected; still no concept answer."""
+    course = tmp_path / "course"
+    shutil.copytree(graded.course, course, symlinks=True)
+    added = run_nbgrader(course, "db", "assignment", "add", "posenc", "--duedate=2020-01-01 00:00:00 UTC")
+    assert added.returncode == 0, added.stdout[-2000:] + added.stderr[-2000:]
+    result = run_nbgrader(course, "generate_feedback", "posenc", "--force")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    html_name = NOTEBOOK.replace(".ipynb", ".html")
+    text = visible_text(course / "feedback" / "partial-one-check" / "posenc" / html_name)
     assert "FAILED: alibi_slopes(-2): expected ValueError" in text
+    for student in CLASS:
+        path = course / "feedback" / student.name / "posenc" / html_name
+        assert_no_answer_in(grader_texts(path), "posenc", f"feedback of {student.name} after the due date")
 
 
 def test_an_instructor_can_show_the_full_tests(graded):

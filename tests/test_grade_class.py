@@ -483,3 +483,78 @@ def test_on_a_terminal_a_progress_bar_shows_count_rate_and_time_left(tmp_path):
     assert "grading: 100%" in text and "2/2 [" in text and "submission" in text, text[-3000:]
     assert "\r" in text, "a bar redraws its line"
     assert "] reference: graded in" not in text, "no plain line per submission on a terminal"
+
+
+# The summary names what went wrong -----------------------------------------------------------------
+
+def test_the_summary_names_unreadable_timed_out_and_crashed_submissions(tmp_path):
+    """A file that is not a notebook, a cell that sleeps past the time limit (5 s here) and one that kills its
+    kernel: each is graded, and the summary names it, with the cell and why; the blank is not named. Run
+    again, everything is skipped: no rate, no time left, for submissions that were not graded."""
+    class_ = [STUDENTS[name] for name in ("blank", "bad-binary", "hostile-sleep", "hostile-exit")]
+    course = make_course(tmp_path / "course", class_)
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write("\nc.Execute.timeout = 5\n")
+    result = posenc_grade(course, "--jobs", "2")
+    assert result.returncode == 0, result.stdout + result.stderr[-5000:]
+    out = result.stdout
+    assert "graded:  4" in out and "3 of them graded with a problem" in out, out
+    named = {line.split(":")[0].strip(): line for line in out.splitlines() if line.startswith("    ") and ": " in line}
+    assert "unreadable: the whole file" in named["bad-binary"] and "UnicodeDecodeError" in named["bad-binary"], out
+    assert "timed out: cell ex09_decode_position_ids (ex09)" in named["hostile-sleep"], out
+    assert "ran over the time limit" in named["hostile-sleep"], out
+    assert "crashed the kernel: cell ex04_clipped_relative_bias (ex04)" in named["hostile-exit"], out
+    assert "blank" not in named, out
+    assert "SAWarning" not in result.stderr and "KeyboardInterrupt caught" not in result.stderr
+
+    again = posenc_grade(course, "--jobs", "2")
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    lines = [line for line in again.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 4 and all(line.endswith(": already graded, skipped") for line in lines), again.stderr
+    assert "skipped: 4" in again.stdout and "per second" not in again.stdout, again.stdout
+
+
+def test_the_rate_and_time_left_are_of_graded_submissions_only():
+    """Skipped submissions take no time: they neither raise the rate nor shorten the time left."""
+    import io
+
+    stream = io.StringIO()
+    progress = grade_class.Progress(4, stream=stream, to_skip=2)
+    progress.started -= 10  # 10 s ago
+    progress(grade_class.Outcome("s1", "skipped", 0.0))
+    progress(grade_class.Outcome("s2", "skipped", 0.0))
+    progress(grade_class.Outcome("s3", "graded", 10.0, problems=(("timed out", "cell ex09_x (ex09)", "why"),)))
+    lines = stream.getvalue().splitlines()
+    assert lines[:2] == ["[1/4] s1: already graded, skipped", "[2/4] s2: already graded, skipped"]
+    assert "(0.10/s, 10 s left)" in lines[2] and "timed out: cell ex09_x (ex09)" in lines[2], lines[2]
+    text = grade_class.summary([grade_class.Outcome("s1", "skipped", 0.0),
+                                grade_class.Outcome("s3", "graded", 10.0, problems=(("timed out", "cell c", "why"),))],
+                               20.0, 2, "log", "posenc")
+    assert "0.05 graded per second" in text and "    s3: timed out: cell c: why" in text, text
+
+
+def test_the_grading_kernel_does_not_log_the_grader_s_own_interrupts(tmp_path):
+    """An interrupt that lands while the kernel handles a message, not a cell (as jupyter_client's shutdown
+    sends one), makes ipykernel log 'ERROR | KeyboardInterrupt caught in kernel.': not from posenc-grader."""
+    from jupyter_client import KernelManager
+
+    from posenc_course import kernel
+
+    manager = KernelManager(kernel_spec_manager=kernel.GradingKernelSpecManager(), kernel_name=kernel.KERNEL_NAME)
+    with open(tmp_path / "kernel.log", "w") as log:
+        manager.start_kernel(extra_arguments=["--sandbox=off"], stdout=log, stderr=log, cwd=str(tmp_path))
+    client = manager.client()
+    try:
+        client.start_channels()
+        client.wait_for_ready(timeout=60)
+        client.execute_interactive("import time\nget_ipython().kernel.comm_manager.register_target("
+                                   "'nap', lambda comm, msg: time.sleep(5))", timeout=60)
+        client.shell_channel.send(client.session.msg("comm_open", {"comm_id": "c", "target_name": "nap", "data": {}}))
+        time.sleep(1.5)  # in the comm handler
+        manager.interrupt_kernel()
+        assert client.execute_interactive("1", timeout=60)["content"]["status"] == "ok"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel()
+    logged = (tmp_path / "kernel.log").read_text()
+    assert "KeyboardInterrupt caught in kernel" not in logged, logged
