@@ -158,8 +158,8 @@ def format_result(scores, checks, untouched=frozenset(), shown=SHOWN_FAILURES, n
     """The table a learner reads: one line per exercise with its points ("not started" for one without
     points whose answers are the release's stubs) and, under a started exercise that lost points, its
     failed checks, at most `shown` lines of them (None: all; :func:`failure_lines`), and how many
-    more; then the total and which
-    exercise to work on next. `verbose`: the failed checks of exercises not started too."""
+    more; then the total and which exercise to work on next. `verbose`: the failed checks of
+    exercises not started too."""
     idle = not_started(scores, untouched)
     lines = [f"{'exercise':<9} {'points':>9}", "-" * 72]
     for exercise, (score, max_score) in scores.items():
