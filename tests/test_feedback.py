@@ -209,7 +209,7 @@ def test_no_posenc_check_table_holds_a_concept_answer(graded, full):
         checks = checks_by_exercise(graded.course / "autograded" / student.name / "posenc" / NOTEBOOK, full=full)
         scores = graded.scores[student.name]
         texts = [(line.strip().split(" ")[0], re.sub(r"\(line \d+\)", "", line))
-                 for line in format_result(scores, checks).splitlines()]
+                 for line in format_result(scores, checks, shown=None, verbose=True).splitlines()]
         texts += [(check["test"], check["message"]) for exercise in json.loads(as_json(scores, checks))["exercises"].values()
                   for check in exercise["checks"]]
         texts = [(test if test.endswith("_test") else next((f"{n}_test" for n in concept_answers("posenc")
