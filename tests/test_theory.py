@@ -45,7 +45,7 @@ def test_it_has_no_grade_cells_and_imports_only_numpy_and_matplotlib():
     assert not any(cell.metadata.get("nbgrader", {}).get("grade") for cell in notebook.cells)
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
     imported = set(re.findall(r"^\s*(?:import|from)\s+([\w.]+)", code, re.M))
-    assert imported <= {"math", "numpy", "matplotlib.pyplot"}, imported
+    assert imported <= {"math", "numpy", "matplotlib.pyplot", "matplotlib.colors"}, imported
 
 
 def chapter_headings(notebook):
@@ -101,3 +101,51 @@ def test_at_least_ten_figures_plus_the_advanced_ones_each_titled_labelled_and_ex
         assert ("xlabel=" in source and "ylabel=" in source) or "heatmap(" in source, source[:200]
         following = next(c for c in executed.cells[index + 1:] if c.cell_type == "markdown")
         assert following.source.startswith("**What to see:**"), following.source[:100]
+
+
+def theory_helpers():
+    """The namespace of the theory notebook's first code cells (imports, settings, helpers), run here with
+    matplotlib's file backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    notebook = nbformat.read(str(RELEASE), as_version=4)
+    namespace = {}
+    for cell in [c for c in notebook.cells if c.cell_type == "code"][:2]:
+        exec(cell.source, namespace)
+    return namespace
+
+
+def colour_key(values, **kwargs):
+    helpers = theory_helpers()
+    plt = helpers["plt"]
+    fig, ax = plt.subplots()
+    helpers["heatmap"](ax, values, "t", "x", "y", **kwargs)
+    bar = fig.axes[-1]
+    labels = [tick.get_text() for tick in bar.get_yticklabels()]
+    plt.close(fig)
+    return labels
+
+
+def test_a_boolean_mask_gets_a_key_of_two_named_colours_not_a_0_to_1_scale():
+    import numpy as np
+
+    assert colour_key(np.tri(4, dtype=bool)) == ["False", "True"]
+    assert colour_key(np.tri(4, dtype=bool), categories={False: "masked", True: "attends"}) == ["masked", "attends"]
+
+
+def test_a_categorical_map_keys_only_the_categories_it_has():
+    import numpy as np
+
+    values = np.array([[0, 0, 1, 1, 2, 2, 3, 3]])
+    assert colour_key(values, cmap="tab10", categories={t: f"pair {t}" for t in range(4)}) == [
+        "pair 0", "pair 1", "pair 2", "pair 3"]
+
+
+def test_legends_are_readable():
+    """Legend text at least 10 points (at the figures' 90 dpi, 12 px tall), and no cell makes it smaller."""
+    helpers = theory_helpers()
+    size = helpers["matplotlib"].font_manager.FontProperties(size=helpers["plt"].rcParams["legend.fontsize"]).get_size_in_points()
+    assert size >= 10
+    notebook = nbformat.read(str(RELEASE), as_version=4)
+    assert not [c.source for c in notebook.cells if c.cell_type == "code" and re.search(r"legend\([^)]*fontsize", c.source)]
