@@ -164,7 +164,7 @@ def format_result(scores, checks, untouched=frozenset(), shown=SHOWN_FAILURES, n
     lines = [f"{'exercise':<9} {'points':>9}", "-" * 72]
     for exercise, (score, max_score) in scores.items():
         failed = [c for c in checks.get(exercise, []) if not c["passed"]]
-        note = "not started" if exercise in idle else f"{len(failed)} failed checks" if failed else ""
+        note = "not started" if exercise in idle else f"{len(failed)} failed check{'' if len(failed) == 1 else 's'}" if failed else ""
         lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {note}".rstrip())
         if exercise in idle and not verbose:
             continue
