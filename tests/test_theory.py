@@ -1,5 +1,6 @@
 """The theory notebook runs clean, top to bottom, with only numpy and matplotlib, and shows its figures."""
 
+import contextlib
 import re
 import time
 
@@ -103,27 +104,30 @@ def test_at_least_ten_figures_plus_the_advanced_ones_each_titled_labelled_and_ex
         assert following.source.startswith("**What to see:**"), following.source[:100]
 
 
+@contextlib.contextmanager
 def theory_helpers():
     """The namespace of the theory notebook's first code cells (imports, settings, helpers), run here with
-    matplotlib's file backend."""
+    matplotlib's file backend; numpy's print options and matplotlib's settings are put back after."""
     import matplotlib
+    import numpy as np
 
-    matplotlib.use("Agg")
     notebook = nbformat.read(str(RELEASE), as_version=4)
-    namespace = {}
-    for cell in [c for c in notebook.cells if c.cell_type == "code"][:2]:
-        exec(cell.source, namespace)
-    return namespace
+    matplotlib.use("Agg")
+    with np.printoptions(), matplotlib.rc_context():
+        namespace = {}
+        for cell in [c for c in notebook.cells if c.cell_type == "code"][:2]:
+            exec(cell.source, namespace)
+        yield namespace
 
 
 def colour_key(values, **kwargs):
-    helpers = theory_helpers()
-    plt = helpers["plt"]
-    fig, ax = plt.subplots()
-    helpers["heatmap"](ax, values, "t", "x", "y", **kwargs)
-    bar = fig.axes[-1]
-    labels = [tick.get_text() for tick in bar.get_yticklabels()]
-    plt.close(fig)
+    with theory_helpers() as helpers:
+        plt = helpers["plt"]
+        fig, ax = plt.subplots()
+        helpers["heatmap"](ax, values, "t", "x", "y", **kwargs)
+        bar = fig.axes[-1]
+        labels = [tick.get_text() for tick in bar.get_yticklabels()]
+        plt.close(fig)
     return labels
 
 
@@ -144,8 +148,18 @@ def test_a_categorical_map_keys_only_the_categories_it_has():
 
 def test_legends_are_readable():
     """Legend text at least 10 points (at the figures' 90 dpi, 12 px tall), and no cell makes it smaller."""
-    helpers = theory_helpers()
-    size = helpers["matplotlib"].font_manager.FontProperties(size=helpers["plt"].rcParams["legend.fontsize"]).get_size_in_points()
+    with theory_helpers() as helpers:
+        size = helpers["matplotlib"].font_manager.FontProperties(
+            size=helpers["plt"].rcParams["legend.fontsize"]).get_size_in_points()
     assert size >= 10
     notebook = nbformat.read(str(RELEASE), as_version=4)
     assert not [c.source for c in notebook.cells if c.cell_type == "code" and re.search(r"legend\([^)]*fontsize", c.source)]
+
+
+def test_running_the_helpers_here_leaves_numpys_print_options_as_they_were():
+    import numpy as np
+
+    before = np.get_printoptions()
+    with theory_helpers():
+        assert np.get_printoptions()["precision"] == 4
+    assert np.get_printoptions() == before
