@@ -153,16 +153,31 @@ def safe_url(url):
 # One worker ----------------------------------------------------------------------------------------
 
 class Stopped(BaseException):
-    """Raised in a worker by SIGTERM: its kernel is shut down on the way out (nbclient's cleanup)."""
+    """Raised in a worker by SIGTERM: it stops grading, and its process ends (:func:`_end_worker`)."""
 
 
 _stopping = False  #: a worker was told to stop: nbgrader's autograde catches even Stopped
+#: Seconds a worker told to stop has to end, whatever it was doing: then SIGALRM's default action ends it.
+STOP_GRACE = 5
 
 
 def _stop(signum, frame):
     global _stopping
     _stopping = True
+    # A backstop: Stopped is raised wherever the worker is, and code there may catch it and wait (a kernel
+    # that is starting, a cleanup awaiting a dead event loop). SIGALRM, not handled, ends the process.
+    signal.alarm(STOP_GRACE)
     raise Stopped()
+
+
+def _end_worker():
+    """End this worker now, leaving its submission half-graded for the next run (which removes it first).
+
+    ``os._exit``, not a return: the interpreter's teardown would wait on what the interrupted grading left
+    (sockets to a kernel, an event loop stopped mid-call). Its kernel ends with it: the kernel's launcher is
+    bound to this process (:func:`posenc_course.kernel.bind_to_grader`) and bwrap ends the sandbox.
+    """
+    os._exit(0)
 
 
 def graded_marker(course, student, assignment):
@@ -195,12 +210,14 @@ def problems_of(course, student, assignment):
     return tuple(incidents(notebook))
 
 
-def work(course, db_url, log_path, connection):
+def work(course, db_url, log_path, connection, parent):
     """A worker's life: import nbgrader once, then grade the students the parent sends, one at a time,
     until it sends None or goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
     signal.signal(signal.SIGTERM, _stop)
     die_with_parent(signal.SIGTERM)
+    if os.getppid() != parent:  # the command died before the signal was set: nobody to grade for
+        _end_worker()
     os.chdir(course)
     with open(log_path, "a", buffering=1) as log:
         # What nbgrader and the kernels print goes to the run's log, not over the progress bar.
@@ -220,7 +237,7 @@ def work(course, db_url, log_path, connection):
             before, started = graded_marker(course, student, assignment), time.monotonic()
             result = api.autograde(assignment, student, force=force)
             if _stopping:  # interrupted mid-submission: it stays half-graded, for the next run to grade
-                return
+                _end_worker()
             seconds = time.monotonic() - started
             if not result["success"]:
                 outcome = Outcome(student, "failed", seconds, failure_reason(result))
@@ -232,7 +249,9 @@ def work(course, db_url, log_path, connection):
                 log.write(f"\n=== {student}: {outcome.status} in {seconds:.1f} s (worker {os.getpid()})\n"
                           + result.get("log", "") + result.get("error", ""))
             connection.send(outcome)
-    except (Stopped, EOFError, BrokenPipeError):
+    except Stopped:
+        _end_worker()
+    except (EOFError, BrokenPipeError):  # the command went away
         return
 
 
@@ -241,7 +260,7 @@ def work(course, db_url, log_path, connection):
 class Worker:
     def __init__(self, context, course, db_url, log_path):
         self.connection, child_end = context.Pipe()
-        self.process = context.Process(target=work, args=(course, db_url, log_path, child_end))
+        self.process = context.Process(target=work, args=(course, db_url, log_path, child_end, os.getpid()))
         self.process.start()
         child_end.close()
         self.ready = False

@@ -185,7 +185,9 @@ class ResilientExecute(Execute):
         self._info = (resources or {}).get("nbgrader", {})
         self._setup = None
         self._output_used = {}
-        self.extra_arguments = [f"--sandbox={self._sandbox_mode()}", self.limits().argument()]
+        # --grader-pid: a kernel whose grader dies while it starts ends at once (kernel.bind_to_grader)
+        self.extra_arguments = [f"--sandbox={self._sandbox_mode()}", self.limits().argument(),
+                                f"--grader-pid={os.getpid()}"]
         return super().preprocess(nb, resources, km=km)
 
     def limits(self):

@@ -398,10 +398,11 @@ def enter_sandbox(argv, limits, cwd):
     if connection_file is None:
         raise SandboxError("no connection file (-f) was given")
     folder = connection_folder(connection_file)
+    inner = [arg for arg in argv if not arg.startswith("--grader-pid=")]  # its parent is the sandbox's init
     command = sandbox_command(Path(cwd), folder, limits) + _account_files() + \
-        [sys.executable, "-m", "posenc_course.kernel", *argv]
+        [sys.executable, "-m", "posenc_course.kernel", *inner]
     cap_processes(limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
-    die_with_parent(signal.SIGKILL)  # a grader killed outright takes its sandbox with it
+    # bind_to_grader's PR_SET_PDEATHSIG is kept across exec: a grader killed outright takes its sandbox with it
     os.execvpe(command[0], command, sandbox_environment(limits))
 
 
@@ -484,10 +485,15 @@ def end_strays():
 
 
 def parse_options(argv):
-    """``(sandbox mode, Limits, the other arguments)`` of the kernel's command line."""
-    mode, limits, rest = "require", Limits(), []
+    """``(sandbox mode, Limits, the grader's pid or None, the other arguments)`` of the kernel's command line."""
+    mode, limits, grader, rest = "require", Limits(), None, []
     for arg in argv:
-        if arg.startswith("--sandbox="):
+        if arg.startswith("--grader-pid="):
+            value = arg.partition("=")[2]
+            if not value.isdigit():
+                sys.exit(f"posenc-grader: {arg}: expected the grading process's pid")
+            grader = int(value)
+        elif arg.startswith("--sandbox="):
             mode = arg.partition("=")[2]
             if mode not in SANDBOX_MODES:
                 sys.exit(f"posenc-grader: --sandbox={mode}: it must be one of {', '.join(SANDBOX_MODES)}")
@@ -498,7 +504,23 @@ def parse_options(argv):
                 sys.exit(f"posenc-grader: {error}")
         else:
             rest.append(arg)
-    return mode, limits, rest
+    return mode, limits, grader, rest
+
+
+def bind_to_grader(grader):
+    """End this kernel with the process that started it, even if that one is SIGKILLed; exit at once if
+    it is already gone.
+
+    Done first, before the sandbox probe and the ``exec`` of bwrap: a grader killed while its kernel is
+    starting (the worst moment) leaves no kernel behind, waiting forever for a grader that never comes.
+    `grader` is the pid the grader gave (``--grader-pid``); without it, a parent that is already init is
+    taken as gone.
+    """
+    die_with_parent(signal.SIGKILL)
+    parent = os.getppid()
+    orphaned = parent != grader if grader is not None else parent == 1
+    if orphaned:
+        os._exit(1)  # the grader died before the signal was set: nobody will ever connect
 
 
 #: What ipykernel logs as an ERROR when an interrupt reaches it between cells (kernelbase.dispatch_shell).
@@ -520,10 +542,12 @@ class _GraderInterruptFilter(logging.Filter):
 
 
 def main():
-    mode, limits, kernel_args = parse_options(sys.argv[1:])
+    mode, limits, grader, kernel_args = parse_options(sys.argv[1:])
+    sandboxed = bool(os.environ.get("POSENC_IN_SANDBOX"))
+    if not sandboxed:
+        bind_to_grader(grader)
     # ipykernel's application and kernel log through the logger named after IPKernelApp
     logging.getLogger("IPKernelApp").addFilter(_GraderInterruptFilter())
-    sandboxed = bool(os.environ.get("POSENC_IN_SANDBOX"))
     if mode != "off" and not sandboxed:
         problem = sandbox_problem()
         if problem is None:

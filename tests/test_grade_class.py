@@ -277,6 +277,71 @@ def test_an_interrupted_parallel_run_is_finished_by_running_it_again(tmp_path, i
     assert grades(db_url_of(course))[1] == len(class_), "one submission row per student"
 
 
+def processes_of(course):
+    """``{pid: command line}`` of every process working for `course`: in it (its working folder), or naming
+    it (bwrap's binds). The grading command's workers, kernel launchers, bwrap and the kernels inside."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = open(f"/proc/{entry}/cmdline").read().replace("\0", " ")
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if cmdline and (cwd == str(course) or cwd.startswith(f"{course}/") or str(course) in cmdline):
+            found[int(entry)] = cmdline
+    return found
+
+
+def kernel_launcher_of(course):
+    """The pid of a grading kernel that is starting in `course` (the launcher, before it becomes bwrap), or None."""
+    for pid, cmdline in processes_of(course).items():
+        if "posenc_course.kernel" in cmdline and not cmdline.startswith("bwrap"):
+            return pid
+    return None
+
+
+def nothing_left(course, seconds):
+    """Wait until no process works for `course`; return what is left after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while processes_of(course) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return processes_of(course)
+
+
+GRADERS = {"nbgrader autograde": ["-m", "nbgrader", "autograde", "posenc"],
+           "posenc-grade": ["-m", "posenc_course.grade_class", "--jobs", "2"]}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("command", GRADERS)
+def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, command):
+    """SIGKILL the grading command at the worst moment, while a kernel is starting (its launcher has not yet
+    become the sandbox): every process it started ends (workers, launchers, bwrap, kernels), none is left
+    waiting for a grader that is gone, and the same command again grades the class right."""
+    class_ = [STUDENTS[name] for name in ("reference", "wrong-strict_causal")]
+    course = make_course(tmp_path / "course", class_)
+    run = subprocess.Popen([sys.executable, *GRADERS[command]], cwd=course, env=nbgrader_env(),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while kernel_launcher_of(course) is None:
+        assert run.poll() is None and time.monotonic() < deadline, f"{command} ended before a kernel started"
+        time.sleep(0.01)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    # Left behind, a kernel would wait for its grader forever; ended, they go in well under a second. 60 s
+    # is room for a loaded machine (and for a worker's stop backstop, grade_class.STOP_GRACE).
+    left = nothing_left(course, seconds=60)
+    assert not left, f"processes outlived the killed {command}: {left}"
+
+    result = subprocess.run([sys.executable, *GRADERS[command]], cwd=course, env=nbgrader_env(),
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert_expected_scores(db_url_of(course), class_)
+    assert not nothing_left(course, seconds=60), "a finished run left processes behind"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_worker_that_dies_costs_only_its_own_submission(tmp_path):
     """A worker killed while grading: its submission is reported as failed, and why; a new worker grades
