@@ -38,6 +38,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -105,18 +106,39 @@ _TRIAL = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-wit
           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", str(2**20), "--tmpfs", "/tmp", "true"]
 
 
-def sandbox_problem():
-    """None when bubblewrap can sandbox a kernel here; otherwise why not, in a few words."""
+#: Seconds the sandbox probe may take before it is taken as slow (a busy machine), not as failed.
+PROBE_SECONDS = 30
+
+
+def sandbox_problem(seconds=PROBE_SECONDS):
+    """None when bubblewrap can sandbox a kernel here (or its probe is only slow); otherwise why not, in a few words.
+
+    The probe is the sandbox's every feature, tried once. It writes to a file, not a pipe: nothing waits on
+    a pipe that a stuck child holds open. One that runs over `seconds` is killed, and the machine is taken
+    as busy, not as lacking the sandbox: a busy machine never makes the grader refuse to grade. (If bwrap
+    really hangs here, each kernel fails to start, and each submission says so.)
+    """
     if not sys.platform.startswith("linux"):
         return f"bubblewrap, the grading sandbox, exists only on Linux, and this is {sys.platform}"
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap), the grading sandbox, is not installed"
-    try:
-        trial = subprocess.run(_TRIAL, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"bubblewrap is installed but could not be run ({error})"
-    if trial.returncode != 0:
-        return (f"bubblewrap is installed but cannot make a sandbox here ({' '.join(trial.stderr.split())[:200]}); "
+    with tempfile.TemporaryFile() as said:
+        try:
+            trial = subprocess.Popen(_TRIAL, stdin=subprocess.DEVNULL, stdout=said, stderr=said)
+        except OSError as error:
+            return f"bubblewrap is installed but could not be run ({error})"
+        try:
+            code = trial.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            trial.kill()  # --die-with-parent: its child goes too
+            trial.wait()
+            print(f"posenc-grader: the sandbox probe took over {seconds} s (a busy machine?); going on with the "
+                  "sandbox", file=sys.stderr)
+            return None
+        said.seek(0)
+        stderr = said.read().decode(errors="replace")
+    if code != 0:
+        return (f"bubblewrap is installed but cannot make a sandbox here ({' '.join(stderr.split())[:200]}); "
                 "it needs unprivileged user namespaces, or root, and bubblewrap 0.8 or newer")
     return None
 
@@ -549,7 +571,9 @@ def main():
     # ipykernel's application and kernel log through the logger named after IPKernelApp
     logging.getLogger("IPKernelApp").addFilter(_GraderInterruptFilter())
     if mode != "off" and not sandboxed:
-        problem = sandbox_problem()
+        # A grader that gives its pid has probed once for its whole run (grading._sandbox_problem), and asks
+        # for the sandbox only if it found it: no probe per kernel.
+        problem = None if grader is not None else sandbox_problem()
         if problem is None:
             try:
                 enter_sandbox(sys.argv[1:], limits, Path.cwd())  # does not return

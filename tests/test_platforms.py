@@ -20,6 +20,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -137,6 +138,39 @@ def test_the_sandbox_works_on_this_linux_machine():
     """CI's machine is Linux with bubblewrap: the grading tests there run sandboxed."""
     assert sys.platform.startswith("linux")
     assert kernel.sandbox_problem() is None, kernel.sandbox_problem()
+
+
+@pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+def test_a_slow_sandbox_probe_is_a_busy_machine_not_a_missing_sandbox(monkeypatch, capfd):
+    """A probe that runs over its time (here: one that sleeps, given 1 s) is killed, leaves nothing running,
+    and is not a reason to refuse: the grader goes on with the sandbox and says the probe was slow."""
+    marker = f"posenc-slow-probe-{os.getpid()}"
+    monkeypatch.setattr(kernel, "_TRIAL", kernel._TRIAL[:-1] + ["sh", "-c", f"sleep 600 # {marker}"])
+
+    def probes():
+        return [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid).count(marker)]
+
+    assert kernel.sandbox_problem(seconds=1) is None
+    assert "the sandbox probe took over 1 s" in capfd.readouterr().err
+    deadline = time.monotonic() + 10  # the killed bwrap's child gets SIGKILL from --die-with-parent: at once
+    while probes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not probes(), "the killed probe left a process behind"
+
+
+def _cmdline(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline").read()
+    except OSError:
+        return ""
+
+
+def test_a_sandbox_that_fails_its_probe_is_still_refused(monkeypatch):
+    """The other side: a probe that ends with an error (bwrap refuses an option) is a missing sandbox."""
+    monkeypatch.setattr(kernel, "_TRIAL", ["bwrap", "--no-such-option", "true"])
+    if kernel.shutil.which("bwrap") is None:
+        pytest.skip("no bubblewrap here")
+    assert "bubblewrap is installed but cannot make a sandbox here" in kernel.sandbox_problem()
 
 
 def test_grading_a_class_in_parallel_without_the_sandbox_stops_at_once_too(course, no_sandbox):
