@@ -66,17 +66,13 @@ c.ResilientExecute.kernel_name = "posenc-grader"
 # error says what to do; "off" grades without it, only for submissions you trust (on macOS, say).
 c.ResilientExecute.sandbox = "require"
 
-# The grading kernel's limits, all here (README: Grading safely). Honest work uses a small part of
-# each; a submission that reaches one loses the points of that exercise only. The values below are
-# the defaults.
-c.ResilientExecute.memory_mb = 3072  # address space of each process, MiB: MemoryError beyond
-c.ResilientExecute.processes = 128  # processes and threads in the sandbox: BlockingIOError beyond
-c.ResilientExecute.cpu_seconds_per_cell = 60  # CPU time of one cell: CPUTimeLimitExceeded beyond
-c.ResilientExecute.cpu_seconds_total = 900  # CPU time of the kernel and of each process it starts
-c.ResilientExecute.file_mb = 64  # the largest file it may write, MiB: OSError (File too large) beyond
-c.ResilientExecute.tmp_mb = 256  # its private /tmp, MiB: OSError (No space left on device) beyond
-c.ResilientExecute.blas_threads = 1  # numpy's BLAS threads (OMP_NUM_THREADS and the like)
-c.ResilientExecute.max_output_kb = 1024  # output of one cell, KiB: the rest is dropped, and it says so
+# The grading kernel's limits: each is a setting of its own, and its default is the engine's (README:
+# Grading safely, the table of limits, gives each default and what reaching it does). Honest work uses a
+# small part of each; a submission that reaches one loses the points of that exercise only. To change
+# one, set it here; for example, for a course whose notebooks need more memory:
+#   c.ResilientExecute.memory_mb = 8192  # address space of each process, MiB: MemoryError beyond
+# The others: processes, cpu_seconds_per_cell, cpu_seconds_total, file_mb, tmp_mb, blas_threads and
+# max_output_kb. Extra arguments for the kernel (c.Execute.extra_arguments) are kept, not replaced.
 c.Autograde.autograde_preprocessors = [
     "posenc_course.grading.ResilientExecute",
     "nbgrader.preprocessors.IgnorePattern",

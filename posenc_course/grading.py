@@ -180,15 +180,22 @@ class ResilientExecute(Execute):
         self._output_used = {}  # execute request's msg_id -> bytes of output it sent
         self._kernel_folder = None
         self.timeout_func = self._time_limit
+        self._configured_arguments = list(self.extra_arguments)  # the instructor's (Execute.extra_arguments)
 
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
         self._setup = None
         self._output_used = {}
-        # --grader-pid: a kernel whose grader dies while it starts ends at once (kernel.bind_to_grader)
-        self.extra_arguments = [f"--sandbox={self._sandbox_mode()}", self.limits().argument(),
-                                f"--grader-pid={os.getpid()}"]
+        self.extra_arguments = self.kernel_arguments()
         return super().preprocess(nb, resources, km=km)
+
+    def kernel_arguments(self):
+        """The grading kernel's command-line arguments: the instructor's ``extra_arguments``, then the
+        sandbox's mode, the limits and this grader's pid (a kernel whose grader dies while it starts ends
+        at once: :func:`posenc_course.kernel.bind_to_grader`). Raise SandboxUnavailable as
+        :meth:`_sandbox_mode` does."""
+        return [*self._configured_arguments, f"--sandbox={self._sandbox_mode()}", self.limits().argument(),
+                f"--grader-pid={os.getpid()}"]
 
     def limits(self):
         """The kernel's :class:`posenc_course.kernel.Limits`, from this object's traitlets."""

@@ -1,0 +1,117 @@
+"""Settings an instructor changes really change.
+
+Each limit's default lives in one place, the engine (:class:`posenc_course.kernel.Limits`, and
+``ResilientExecute.max_output_kb``); the README's table of limits is checked against it, not the other
+way round, and ``nbgrader_config.py`` may set any value. A course whose ``nbgrader_config.py`` raises
+every limit is graded by real ``nbgrader autograde``, and a cell of the submission reports, from inside
+the sandboxed kernel, the limits it runs under: the raised ones. ``Execute.extra_arguments`` are added to.
+"""
+
+import dataclasses
+import json
+import re
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+from traitlets.config import Config
+
+from posenc_course import kernel
+from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.grading import ResilientExecute
+from posenc_course.layout import ASSIGNMENT, NOTEBOOK, ROOT
+from posenc_course.submissions import make_submission, reference_answers, write_submission
+
+LIMITS = [field.name for field in dataclasses.fields(kernel.Limits)] + ["max_output_kb"]
+
+
+def default(name):
+    return ResilientExecute.class_traits()[name].default_value
+
+
+def test_the_readme_table_of_limits_gives_the_engines_defaults():
+    """The README's table (the documentation) against the code: every limit, each default as the engine has it."""
+    text = (ROOT / "README.md").read_text()
+    rows = dict(re.findall(r"^\| `(\w+)` \| (\d+)", text, re.M))
+    assert {name: int(rows[name]) for name in LIMITS if name in rows} == {name: default(name) for name in LIMITS}
+
+
+def test_nbgrader_config_names_every_limit_and_restates_no_default():
+    """An instructor finds every limit named in nbgrader_config.py; it sets none to a copy of its default
+    (a copy would go stale, and would hide which values the course chose)."""
+    text = (ROOT / "nbgrader_config.py").read_text()
+    for name in LIMITS:
+        assert re.search(rf"\b{name}\b", text), f"nbgrader_config.py does not name the limit {name}"
+    set_there = dict(re.findall(r"^c\.ResilientExecute\.(\w+) = (\d+)", text, re.M))
+    copies = [name for name, value in set_there.items() if name in LIMITS and int(value) == default(name)]
+    assert not copies, f"nbgrader_config.py restates the defaults of {copies}"
+
+
+def test_extra_arguments_are_added_to_not_replaced():
+    """An instructor's ``Execute.extra_arguments`` reach the kernel, before the grader's own, once each time."""
+    config = Config({"Execute": {"extra_arguments": ["--HistoryManager.enabled=False"]},
+                     "ResilientExecute": {"sandbox": "off", "memory_mb": 4096}})
+    execute = ResilientExecute(config=config)
+    arguments = execute.kernel_arguments()
+    assert arguments[0] == "--HistoryManager.enabled=False"
+    assert "--sandbox=off" in arguments and any(a.startswith("--limits=memory_mb=4096,") for a in arguments)
+    assert execute.kernel_arguments() == arguments, "the arguments grow with each notebook graded"
+
+
+# Every limit raised in nbgrader_config.py, and honoured -------------------------------------------
+
+RAISED = {name: 2 * default(name) for name in LIMITS}
+#: threads a cell starts: more than the default process cap lets it, fewer than the raised one
+THREADS = default("processes") + 24
+#: output of one cell, KiB: more than the default lets through, less than the raised limit
+OUTPUT_KB = default("max_output_kb") * 3 // 2
+
+REPORT = f'''# my own scratch cell: the limits this kernel runs under
+import json, math, os, resource, threading
+_usage = resource.getrusage(resource.RUSAGE_SELF)
+_cpu_soft, _cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+_cpu_left = _cpu_soft - math.ceil(_usage.ru_utime + _usage.ru_stime)
+_tmp = os.statvfs("/tmp")
+_release, _threads = threading.Event(), []
+try:
+    for _ in range({THREADS}):
+        _threads.append(threading.Thread(target=_release.wait))
+        _threads[-1].start()
+except RuntimeError:
+    pass
+finally:
+    _release.set()
+print("LIMITS", json.dumps({{
+    "memory_mb": resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20, "cpu_seconds_per_cell": _cpu_left,
+    "cpu_seconds_total": _cpu_hard, "file_mb": resource.getrlimit(resource.RLIMIT_FSIZE)[0] // 2**20,
+    "tmp_mb": _tmp.f_blocks * _tmp.f_frsize // 2**20, "blas_threads": int(os.environ["OMP_NUM_THREADS"]),
+    "threads": len(_threads)}}))
+'''
+FLOOD = f"for _ in range({OUTPUT_KB}):\n    print('x' * 1023)"
+
+
+@pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+def test_nbgrader_config_can_raise_every_limit_and_the_kernel_honours_it(tmp_path):
+    course = new_course(tmp_path / "course")
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write("\n" + "".join(f"c.ResilientExecute.{name} = {value}\n" for name, value in RAISED.items()))
+    release = generate(course)
+    notebook = make_submission(reference_answers(course / "source" / ASSIGNMENT / NOTEBOOK), release_notebook=release)
+    notebook.cells[0:0] = [nbformat.v4.new_code_cell(REPORT), nbformat.v4.new_code_cell(FLOOD)]
+    write_submission(notebook, course / "submitted", "raised")
+    result = run_nbgrader(course, "autograde", ASSIGNMENT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+    graded = nbformat.read(course / "autograded" / "raised" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    [line] = [line for cell in graded.cells if cell.cell_type == "code" for output in cell.get("outputs", [])
+              for line in output.get("text", "").splitlines() if line.startswith("LIMITS ")]
+    seen = json.loads(line.removeprefix("LIMITS "))
+    expected = {name: RAISED[name] for name in ("memory_mb", "cpu_seconds_total", "file_mb", "tmp_mb", "blas_threads")}
+    assert {name: seen[name] for name in expected} == expected
+    # the soft CPU limit is moved to the CPU used, rounded up, plus the per-cell allowance, before each cell
+    assert RAISED["cpu_seconds_per_cell"] - 1 <= seen["cpu_seconds_per_cell"] <= RAISED["cpu_seconds_per_cell"]
+    if kernel.process_cap_problem() is None:  # the cap is enforced here: the default one would stop the threads
+        assert seen["threads"] == THREADS, f"{seen['threads']} of {THREADS} threads started under the raised cap"
+    log = result.stdout + result.stderr
+    assert "was dropped" not in log, "a cell's output under the raised max_output_kb was dropped"
+    assert "[output beyond" not in json.dumps(graded), "a cell's output under the raised max_output_kb was dropped"
