@@ -55,13 +55,12 @@ c.Autograde.sanitize_preprocessors = [
     "posenc_course.grading.CheckCellMetadata",  # nbgrader's check, its schema checked once
 ]
 
-# Run student code in the kernel posenc-grader (posenc_course/kernel.py), each submission's kernel in a
-# fresh bubblewrap sandbox: no network, a file system made of the system's libraries, the Python
+# Run student code in the grading kernel (posenc_course/kernel.py; c.ResilientExecute.kernel_name, by
+# default posenc-grader), each submission's kernel in a fresh bubblewrap sandbox: no network, a file system made of the system's libraries, the Python
 # environment and the student's own folder (nothing of your home or the course), its own PID namespace
 # and a private /tmp. Survive a cell that kills the kernel or exhausts its memory: only the tests that
 # need that cell lose points (posenc_course.grading.ResilientExecute). The kernel is installed nowhere:
 # JupyterLab never offers it to a student, and `nbgrader validate` runs the notebook's own kernel.
-c.ResilientExecute.kernel_name = "posenc-grader"
 # The sandbox needs Linux with bubblewrap. "require": without it no submission is graded, and the
 # error says what to do; "off" grades without it, only for submissions you trust (on macOS, say).
 c.ResilientExecute.sandbox = "require"
@@ -73,6 +72,8 @@ c.ResilientExecute.sandbox = "require"
 #   c.ResilientExecute.memory_mb = 8192  # address space of each process, MiB: MemoryError beyond
 # The others: processes, cpu_seconds_per_cell, cpu_seconds_total, file_mb, tmp_mb, blas_threads and
 # max_output_kb. Extra arguments for the kernel (c.Execute.extra_arguments) are kept, not replaced.
+# Files the notebooks read outside the Python environment (a data set), bound read-only in the sandbox:
+#   c.ResilientExecute.read_only_paths = ["/srv/datasets/wikitext"]
 c.Autograde.autograde_preprocessors = [
     "posenc_course.grading.ResilientExecute",
     "nbgrader.preprocessors.IgnorePattern",

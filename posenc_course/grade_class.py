@@ -177,6 +177,9 @@ def _end_worker():
     (sockets to a kernel, an event loop stopped mid-call). Its kernel ends with it: the kernel's launcher is
     bound to this process (:func:`posenc_course.kernel.bind_to_grader`) and bwrap ends the sandbox.
     """
+    grading = sys.modules.get("posenc_course.grading")  # loaded by nbgrader once it has graded
+    if grading:
+        grading.remove_kernel_folders(os.getpid())
     os._exit(0)
 
 

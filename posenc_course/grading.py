@@ -28,6 +28,7 @@ import logging
 import math
 import os
 import shutil
+import sys
 import tempfile
 import traceback
 from pathlib import Path
@@ -42,7 +43,7 @@ from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheckCellMetadata
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Bool, Enum, Integer
+from traitlets import Bool, Enum, Integer, List, Unicode
 
 from . import judge, kernel
 from .restore import course_notebook, release_notebook
@@ -164,6 +165,16 @@ class ResilientExecute(Execute):
         "Output (KiB) a cell may send back while grading; the rest is dropped, with a line that says so. "
         "nbgrader's LimitOutput then trims what is kept for the graded notebook.")).tag(config=True)
 
+    kernel_name = Unicode(kernel.KERNEL_NAME, help=(
+        "The grading kernel's name: the engine serves it (posenc_course.kernel, sandboxed as set here) and "
+        "installs it nowhere, so a student's JupyterLab never offers it. Change it only to tell this "
+        "course's grading kernels apart from another's in a process list or a log.")).tag(config=True)
+
+    read_only_paths = List(Unicode(), help=(
+        "More files or folders the sandboxed kernel may read, bound read-only at the same absolute path: a "
+        "data set, another library's files. None may hold the course folder or lie inside it (files the "
+        "notebooks open go beside them, and nbgrader copies them into each student's folder).")).tag(config=True)
+
     predict_calls = Bool(True, help=(
         "Ask the kernel, in one round trip per test cell, for the calls the cell makes when the answers "
         "are right (found once from the source notebook's reference answers); each real call uses that "
@@ -187,6 +198,11 @@ class ResilientExecute(Execute):
         self._setup = None
         self._output_used = {}
         self.extra_arguments = self.kernel_arguments()
+        folder = ((resources or {}).get("metadata") or {}).get("path")
+        for path in self.read_only_paths if folder else ():
+            problem = kernel.read_only_problem(path, course_root(folder))
+            if problem:
+                raise ValueError(f"c.ResilientExecute.read_only_paths in nbgrader_config.py: {problem}")
         return super().preprocess(nb, resources, km=km)
 
     def kernel_arguments(self):
@@ -195,7 +211,7 @@ class ResilientExecute(Execute):
         at once: :func:`posenc_course.kernel.bind_to_grader`). Raise SandboxUnavailable as
         :meth:`_sandbox_mode` does."""
         return [*self._configured_arguments, f"--sandbox={self._sandbox_mode()}", self.limits().argument(),
-                f"--grader-pid={os.getpid()}"]
+                f"--grader-pid={os.getpid()}", *(f"--read-only={path}" for path in self.read_only_paths)]
 
     def limits(self):
         """The kernel's :class:`posenc_course.kernel.Limits`, from this object's traitlets."""
@@ -210,8 +226,9 @@ class ResilientExecute(Execute):
         """
         km = super().create_kernel_manager()
         km.kernel_spec_manager = kernel.GradingKernelSpecManager(parent=km)
+        km.kernel_spec_manager.grading_kernel_name = self.kernel_name
         if os.name == "posix":
-            self._kernel_folder = tempfile.mkdtemp(prefix="posenc-kernel-")
+            self._kernel_folder = tempfile.mkdtemp(prefix=f"{KERNEL_FOLDER}{os.getpid()}-")
             km.transport = "ipc"
             km.connection_file = os.path.join(self._kernel_folder, "kernel.json")
             km.ip = os.path.join(self._kernel_folder, "kernel-ipc")
@@ -431,8 +448,11 @@ def _say_once(logger, message):
 @functools.lru_cache(maxsize=1)
 def _process_cap_problem():
     """:func:`posenc_course.kernel.process_cap_problem`, found once per grading run; the kernels' empty
-    cgroups are removed after each kernel and when the run ends."""
+    cgroups are removed after each kernel and when the run ends, and the folders of kernels whose grader
+    was killed are removed now."""
     atexit.register(kernel.remove_stale_cgroups)
+    if sys.platform.startswith("linux"):  # it reads /proc
+        remove_kernel_folders()
     return kernel.process_cap_problem()
 
 
@@ -458,6 +478,20 @@ def mark_graded(assignment, student, notebooks):
     folder = course_root() / "autograded" / student / assignment
     if folder.is_dir():
         (folder / GRADED_MARKER).write_text("graded\n")
+
+
+#: The start of a kernel's private folder's name, in the temporary folder: then the grader's pid, a dash, random.
+KERNEL_FOLDER = "posenc-kernel-"
+
+
+def remove_kernel_folders(pid=None):
+    """Remove the kernels' private folders (connection file, sockets) that graders left: those of graders that
+    are gone, or, given `pid`, that grader's (a worker about to end). A grader killed outright cannot remove
+    its own; the next run does."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*"):
+        owner = folder.name.removeprefix(KERNEL_FOLDER).partition("-")[0]
+        if owner.isdigit() and (int(owner) == pid if pid is not None else not Path(f"/proc/{owner}").exists()):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def remove_unfinished(root=None, students=None):

@@ -150,13 +150,15 @@ def _grading_kernel_spec_manager():
     class GradingKernelSpecManager(KernelSpecManager):
         """Jupyter's kernel specs, and the grading kernel's, which is installed nowhere.
 
-        The grader asks for :data:`KERNEL_NAME` through this manager
+        The grader asks for its kernel (``ResilientExecute.kernel_name``, :data:`KERNEL_NAME` by default) through this manager
         (:meth:`posenc_course.grading.ResilientExecute.create_kernel_manager`). It is not written into any
         ``share/jupyter/kernels``: JupyterLab's Launcher and kernel menu, which a student uses, never offer it.
         """
 
+        grading_kernel_name = KERNEL_NAME  #: the name the grader asks for (ResilientExecute.kernel_name)
+
         def get_kernel_spec(self, kernel_name):
-            if kernel_name != KERNEL_NAME:
+            if kernel_name != self.grading_kernel_name:
                 return super().get_kernel_spec(kernel_name)
             return self.kernel_spec_class(
                 resource_dir=str(Path(__file__).parent),
@@ -241,12 +243,31 @@ def _read_only_environment(root):
     return sorted(paths)
 
 
-def sandbox_command(cwd, folder, limits):
+def read_only_problem(path, root):
+    """None if `path` may be bound read-only into the sandbox of a kernel of the course at `root`; else why not."""
+    path = Path(path)
+    if not path.is_absolute():
+        return f"{path} is not an absolute path"
+    if not path.exists():
+        return f"{path} does not exist"
+    resolved, root = path.resolve(), Path(root).resolve()
+    if _inside(root, resolved):
+        return (f"{path} holds the course folder {root} (its hidden tests, its gradebook), which the sandbox must "
+                "hide: give the folder of the data itself")
+    if _inside(resolved, root):
+        return (f"{path} is inside the course folder {root}: put what the notebooks read beside them (nbgrader "
+                "copies it into each student's folder), or outside the course")
+    return None
+
+
+def sandbox_command(cwd, folder, limits, read_only=()):
     """The ``bwrap`` arguments that start a command in a fresh sandbox (see the module's docstring).
 
     `cwd` is the kernel's working folder: writable when it is a student's folder (inside the course's
     ``autograded/``), otherwise not bound at all, and the kernel starts in ``/tmp``. `folder` is the
-    kernel's private connection folder (:func:`connection_folder`).
+    kernel's private connection folder (:func:`connection_folder`). `read_only` are more paths bound
+    read-only at their own place (``ResilientExecute.read_only_paths``: a data set, another library's
+    files); raise SandboxError for one that :func:`read_only_problem` refuses.
     """
     root = course_root(cwd)
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -264,6 +285,11 @@ def sandbox_command(cwd, folder, limits):
             args += ["--ro-bind", path, path]
     for path in _read_only_environment(root):
         args += ["--ro-bind", str(path), str(path)]
+    for path in read_only:
+        problem = read_only_problem(path, root)
+        if problem:
+            raise SandboxError(f"ResilientExecute.read_only_paths: {problem}")
+        args += ["--ro-bind", str(Path(path).resolve()), str(path)]
     args += ["--dev", "/dev", "--proc", "/proc", "--bind", str(folder), str(folder)]
     student_folder = cwd.resolve()
     if (root / "autograded") in student_folder.parents:
@@ -414,18 +440,21 @@ def die_with_parent(signum=signal.SIGKILL):
         pass
 
 
-def enter_sandbox(argv, limits, cwd):
-    """Replace this process with the kernel's command `argv` in a fresh sandbox; raise SandboxError if not possible."""
+def enter_sandbox(options, cwd):
+    """Replace this process with the kernel of `options` (:class:`Options`) in a fresh sandbox; raise
+    SandboxError if not possible."""
+    argv = options.rest
     connection_file = argv[argv.index("-f") + 1] if "-f" in argv[:-1] else None
     if connection_file is None:
         raise SandboxError("no connection file (-f) was given")
     folder = connection_folder(connection_file)
-    inner = [arg for arg in argv if not arg.startswith("--grader-pid=")]  # its parent is the sandbox's init
-    command = sandbox_command(Path(cwd), folder, limits) + _account_files() + \
+    # inside, its parent is the sandbox's init (no --grader-pid), and what is bound is bound
+    inner = [f"--sandbox={options.mode}", options.limits.argument(), *argv]
+    command = sandbox_command(Path(cwd), folder, options.limits, options.read_only) + _account_files() + \
         [sys.executable, "-m", "posenc_course.kernel", *inner]
-    cap_processes(limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
+    cap_processes(options.limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
     # bind_to_grader's PR_SET_PDEATHSIG is kept across exec: a grader killed outright takes its sandbox with it
-    os.execvpe(command[0], command, sandbox_environment(limits))
+    os.execvpe(command[0], command, sandbox_environment(options.limits))
 
 
 # Inside the sandbox --------------------------------------------------------------------------------
@@ -506,27 +535,40 @@ def end_strays():
             break
 
 
+@dataclass
+class Options:
+    """The grading kernel's own command-line options (the rest go to ipykernel)."""
+
+    mode: str = "require"  #: --sandbox=: one of SANDBOX_MODES
+    limits: Limits = Limits()  #: --limits=
+    grader: int = None  #: --grader-pid=: the grading process, which this kernel must not outlive
+    read_only: list = None  #: --read-only=PATH, repeated: more folders or files bound read-only in the sandbox
+    rest: list = None  #: ipykernel's arguments
+
+
 def parse_options(argv):
-    """``(sandbox mode, Limits, the grader's pid or None, the other arguments)`` of the kernel's command line."""
-    mode, limits, grader, rest = "require", Limits(), None, []
+    """The :class:`Options` of the kernel's command line; exit with a message on a bad one."""
+    options = Options(read_only=[], rest=[])
     for arg in argv:
-        if arg.startswith("--grader-pid="):
-            value = arg.partition("=")[2]
+        name, _, value = arg.partition("=")
+        if name == "--grader-pid":
             if not value.isdigit():
                 sys.exit(f"posenc-grader: {arg}: expected the grading process's pid")
-            grader = int(value)
-        elif arg.startswith("--sandbox="):
-            mode = arg.partition("=")[2]
-            if mode not in SANDBOX_MODES:
-                sys.exit(f"posenc-grader: --sandbox={mode}: it must be one of {', '.join(SANDBOX_MODES)}")
-        elif arg.startswith("--limits="):
+            options.grader = int(value)
+        elif name == "--sandbox":
+            if value not in SANDBOX_MODES:
+                sys.exit(f"posenc-grader: --sandbox={value}: it must be one of {', '.join(SANDBOX_MODES)}")
+            options.mode = value
+        elif name == "--limits":
             try:
-                limits = Limits.parse(arg.partition("=")[2])
+                options.limits = Limits.parse(value)
             except ValueError as error:
                 sys.exit(f"posenc-grader: {error}")
+        elif name == "--read-only":
+            options.read_only.append(value)
         else:
-            rest.append(arg)
-    return mode, limits, grader, rest
+            options.rest.append(arg)
+    return options
 
 
 def bind_to_grader(grader):
@@ -564,19 +606,20 @@ class _GraderInterruptFilter(logging.Filter):
 
 
 def main():
-    mode, limits, grader, kernel_args = parse_options(sys.argv[1:])
+    options = parse_options(sys.argv[1:])
+    mode, limits, kernel_args = options.mode, options.limits, options.rest
     sandboxed = bool(os.environ.get("POSENC_IN_SANDBOX"))
     if not sandboxed:
-        bind_to_grader(grader)
+        bind_to_grader(options.grader)
     # ipykernel's application and kernel log through the logger named after IPKernelApp
     logging.getLogger("IPKernelApp").addFilter(_GraderInterruptFilter())
     if mode != "off" and not sandboxed:
         # A grader that gives its pid has probed once for its whole run (grading._sandbox_problem), and asks
         # for the sandbox only if it found it: no probe per kernel.
-        problem = None if grader is not None else sandbox_problem()
+        problem = None if options.grader is not None else sandbox_problem()
         if problem is None:
             try:
-                enter_sandbox(sys.argv[1:], limits, Path.cwd())  # does not return
+                enter_sandbox(options, Path.cwd())  # does not return
             except SandboxError as error:
                 problem = str(error)
         if mode == "require":

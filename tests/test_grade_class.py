@@ -340,6 +340,15 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert_expected_scores(db_url_of(course), class_)
     assert not nothing_left(course, seconds=60), "a finished run left processes behind"
+    assert not orphaned_kernel_folders(), "a killed grader's kernel folders outlived the next run"
+
+
+def orphaned_kernel_folders():
+    """The kernels' private folders (``posenc-kernel-PID-*``) whose grader is gone."""
+    from posenc_course.grading import KERNEL_FOLDER
+
+    return [folder.name for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*")
+            if not Path(f"/proc/{folder.name.removeprefix(KERNEL_FOLDER).partition('-')[0]}").exists()]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

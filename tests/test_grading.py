@@ -17,6 +17,7 @@ import math
 import os
 import pwd
 import re
+import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Callable
@@ -621,3 +622,26 @@ def test_the_faster_metadata_check_gives_nbgraders_verdict(change):
     expected = verdict(MetadataValidator())
     assert (expected == "valid") == (change == "valid")
     assert verdict(OnceCheckedSchemaValidator()) == expected
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_kernel_folders_of_graders_that_are_gone_are_removed(tmp_path, monkeypatch):
+    """A grader killed outright cannot remove its kernels' private folders: the next run removes those of
+    graders that are gone, and leaves a live grader's (another course grading at the same time) alone."""
+    import subprocess
+    import tempfile
+
+    from posenc_course.grading import KERNEL_FOLDER, remove_kernel_folders
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    gone, alive, other = (tmp_path / f"{KERNEL_FOLDER}{ended.pid}-x1", tmp_path / f"{KERNEL_FOLDER}{os.getpid()}-x2",
+                          tmp_path / "unrelated-7-x3")
+    for folder in (gone, alive, other):
+        folder.mkdir()
+        (folder / "kernel.json").write_text("{}")
+    remove_kernel_folders()
+    assert not gone.exists() and alive.exists() and other.exists()
+    remove_kernel_folders(os.getpid())  # a worker about to end removes its own
+    assert not alive.exists() and other.exists()

@@ -4,7 +4,8 @@ Each limit's default lives in one place, the engine (:class:`posenc_course.kerne
 ``ResilientExecute.max_output_kb``); the README's table of limits is checked against it, not the other
 way round, and ``nbgrader_config.py`` may set any value. A course whose ``nbgrader_config.py`` raises
 every limit is graded by real ``nbgrader autograde``, and a cell of the submission reports, from inside
-the sandboxed kernel, the limits it runs under: the raised ones. ``Execute.extra_arguments`` are added to.
+the sandboxed kernel, the limits it runs under: the raised ones. ``Execute.extra_arguments`` are added to;
+the kernel's name is one setting; more read-only paths for the sandbox are a setting.
 """
 
 import dataclasses
@@ -85,16 +86,19 @@ print("LIMITS", json.dumps({{
     "memory_mb": resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20, "cpu_seconds_per_cell": _cpu_left,
     "cpu_seconds_total": _cpu_hard, "file_mb": resource.getrlimit(resource.RLIMIT_FSIZE)[0] // 2**20,
     "tmp_mb": _tmp.f_blocks * _tmp.f_frsize // 2**20, "blas_threads": int(os.environ["OMP_NUM_THREADS"]),
-    "threads": len(_threads)}}))
+    "threads": len(_threads), "sandboxed": os.environ.get("POSENC_IN_SANDBOX")}}))
 '''
 FLOOD = f"for _ in range({OUTPUT_KB}):\n    print('x' * 1023)"
 
 
 @pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 def test_nbgrader_config_can_raise_every_limit_and_the_kernel_honours_it(tmp_path):
+    """Every limit raised, and the kernel renamed, in nbgrader_config.py: the kernel that grades is still the
+    engine's sandboxed one, and it runs under the raised limits."""
     course = new_course(tmp_path / "course")
     with open(course / "nbgrader_config.py", "a") as config:
-        config.write("\n" + "".join(f"c.ResilientExecute.{name} = {value}\n" for name, value in RAISED.items()))
+        config.write("\n" + "".join(f"c.ResilientExecute.{name} = {value}\n" for name, value in RAISED.items())
+                     + 'c.ResilientExecute.kernel_name = "course-grader"\n')
     release = generate(course)
     notebook = make_submission(reference_answers(course / "source" / ASSIGNMENT / NOTEBOOK), release_notebook=release)
     notebook.cells[0:0] = [nbformat.v4.new_code_cell(REPORT), nbformat.v4.new_code_cell(FLOOD)]
@@ -108,6 +112,7 @@ def test_nbgrader_config_can_raise_every_limit_and_the_kernel_honours_it(tmp_pat
     seen = json.loads(line.removeprefix("LIMITS "))
     expected = {name: RAISED[name] for name in ("memory_mb", "cpu_seconds_total", "file_mb", "tmp_mb", "blas_threads")}
     assert {name: seen[name] for name in expected} == expected
+    assert seen["sandboxed"] == "1", "the kernel of another name was not the engine's sandboxed kernel"
     # the soft CPU limit is moved to the CPU used, rounded up, plus the per-cell allowance, before each cell
     assert RAISED["cpu_seconds_per_cell"] - 1 <= seen["cpu_seconds_per_cell"] <= RAISED["cpu_seconds_per_cell"]
     if kernel.process_cap_problem() is None:  # the cap is enforced here: the default one would stop the threads
@@ -115,3 +120,76 @@ def test_nbgrader_config_can_raise_every_limit_and_the_kernel_honours_it(tmp_pat
     log = result.stdout + result.stderr
     assert "was dropped" not in log, "a cell's output under the raised max_output_kb was dropped"
     assert "[output beyond" not in json.dumps(graded), "a cell's output under the raised max_output_kb was dropped"
+
+
+# More read-only paths for the sandbox ------------------------------------------------------------
+
+READS = '''# my own scratch cell: a data set outside the course
+try:
+    print("DATA", open({path!r}).read())
+except OSError as error:
+    print("DATA unreadable:", type(error).__name__)
+try:
+    open({path!r}, "a").write("changed")
+    print("DATA written")
+except OSError as error:
+    print("DATA not written:", type(error).__name__)
+'''
+
+
+def data_lines(course, student):
+    graded = nbformat.read(course / "autograded" / student / ASSIGNMENT / NOTEBOOK, as_version=4)
+    return [line for cell in graded.cells if cell.cell_type == "code" for output in cell.get("outputs", [])
+            for line in output.get("text", "").splitlines() if line.startswith("DATA")]
+
+
+@pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+def test_read_only_paths_let_the_kernel_read_a_data_set_and_never_write_it(tmp_path):
+    """``c.ResilientExecute.read_only_paths``: a data set outside the course is readable in the sandbox,
+    not writable; without the setting, the sandbox does not show it at all."""
+    dataset = tmp_path / "datasets"
+    dataset.mkdir()
+    (dataset / "values.txt").write_text("1 2 3")
+    course = new_course(tmp_path / "course")
+    release = generate(course)
+    answers = reference_answers(course / "source" / ASSIGNMENT / NOTEBOOK)
+    for student in ("without", "with"):
+        notebook = make_submission(answers, release_notebook=release)
+        notebook.cells.insert(0, nbformat.v4.new_code_cell(READS.format(path=str(dataset / "values.txt"))))
+        write_submission(notebook, course / "submitted", student)
+    result = run_nbgrader(course, "autograde", ASSIGNMENT, "--student", "without")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.ResilientExecute.read_only_paths = [{str(dataset)!r}]\n")
+    result = run_nbgrader(course, "autograde", ASSIGNMENT, "--student", "with")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+    assert data_lines(course, "without") == ["DATA unreadable: FileNotFoundError",
+                                              "DATA not written: FileNotFoundError"]
+    with_lines = data_lines(course, "with")
+    assert with_lines[0] == "DATA 1 2 3" and with_lines[1].startswith("DATA not written: OSError"), with_lines
+    assert (dataset / "values.txt").read_text() == "1 2 3"
+
+
+@pytest.mark.parametrize("where, says", [
+    ("course", "holds the course folder"),
+    ("course/source", "is inside the course folder"),
+    ("missing", "does not exist"),
+    ("relative", "is not an absolute path"),
+])
+def test_a_read_only_path_that_would_show_the_course_is_refused(tmp_path, where, says):
+    """A path that holds the course (its hidden tests, its gradebook), lies inside it, or is no real
+    absolute path is refused, and the message names the setting and what to do."""
+    root = tmp_path / "course"
+    (root / "source").mkdir(parents=True)
+    path = "data" if where == "relative" else str(tmp_path / where)
+    problem = kernel.read_only_problem(path, root)
+    assert problem and says in problem, problem
+    (tmp_path / "data").mkdir()
+    assert kernel.read_only_problem(str(tmp_path / "data"), root) is None, "a folder beside the course is fine"
+    folder = root / "autograded" / "s" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (root / "nbgrader_config.py").write_text("")
+    (tmp_path / "kernel.json").write_text("{}")
+    with pytest.raises(kernel.SandboxError, match=f"ResilientExecute.read_only_paths: .*{says}"):
+        kernel.sandbox_command(folder, tmp_path, kernel.Limits(), [path])
