@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade postgresql FORCE
+.PHONY: install test test-fast test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade postgresql FORCE
 
 install: $(STAMP)
 
@@ -83,6 +83,11 @@ test-tools: chromium postgresql
 
 test: $(STAMP) test-tools
 	$(BIN)/python -m pytest
+
+# The fast tier (tests/conftest.py: TIERS): everything but real grading runs, the browser, every Python
+# and PostgreSQL. For a developer's edit-test loop; `make test` (CI) runs every tier.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow and not browser and not pythons and not postgres"
 
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
 # instructor does (formgrader, at the course folder). ARGS are passed on: make lab ARGS=release/theory
