@@ -33,7 +33,7 @@ import nbformat
 import numpy
 
 from . import agent
-from .submissions import is_answer_cell, is_test_cell
+from .layout import is_answer_cell, is_test_cell
 
 AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
 # Warnings the kernel reports are raised again here as these classes; any other name is a UserWarning.
