@@ -228,6 +228,7 @@ class ResilientExecute(Execute):
         km.kernel_spec_manager = kernel.GradingKernelSpecManager(parent=km)
         km.kernel_spec_manager.grading_kernel_name = self.kernel_name
         if os.name == "posix":
+            _remove_orphaned_kernel_folders()
             self._kernel_folder = tempfile.mkdtemp(prefix=f"{KERNEL_FOLDER}{os.getpid()}-")
             km.transport = "ipc"
             km.connection_file = os.path.join(self._kernel_folder, "kernel.json")
@@ -448,11 +449,8 @@ def _say_once(logger, message):
 @functools.lru_cache(maxsize=1)
 def _process_cap_problem():
     """:func:`posenc_course.kernel.process_cap_problem`, found once per grading run; the kernels' empty
-    cgroups are removed after each kernel and when the run ends, and the folders of kernels whose grader
-    was killed are removed now."""
+    cgroups are removed after each kernel and when the run ends."""
     atexit.register(kernel.remove_stale_cgroups)
-    if sys.platform.startswith("linux"):  # it reads /proc
-        remove_kernel_folders()
     return kernel.process_cap_problem()
 
 
@@ -492,6 +490,13 @@ def remove_kernel_folders(pid=None):
         owner = folder.name.removeprefix(KERNEL_FOLDER).partition("-")[0]
         if owner.isdigit() and (int(owner) == pid if pid is not None else not Path(f"/proc/{owner}").exists()):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _remove_orphaned_kernel_folders():
+    """:func:`remove_kernel_folders` of graders that are gone, once per grading run, before its first kernel."""
+    if sys.platform.startswith("linux"):  # it reads /proc
+        remove_kernel_folders()
 
 
 def remove_unfinished(root=None, students=None):

@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .layout import course_root
@@ -542,13 +542,13 @@ class Options:
     mode: str = "require"  #: --sandbox=: one of SANDBOX_MODES
     limits: Limits = Limits()  #: --limits=
     grader: int = None  #: --grader-pid=: the grading process, which this kernel must not outlive
-    read_only: list = None  #: --read-only=PATH, repeated: more folders or files bound read-only in the sandbox
-    rest: list = None  #: ipykernel's arguments
+    read_only: list = field(default_factory=list)  #: --read-only=PATH, repeated: more paths bound read-only
+    rest: list = field(default_factory=list)  #: ipykernel's arguments
 
 
 def parse_options(argv):
     """The :class:`Options` of the kernel's command line; exit with a message on a bad one."""
-    options = Options(read_only=[], rest=[])
+    options = Options()
     for arg in argv:
         name, _, value = arg.partition("=")
         if name == "--grader-pid":
