@@ -40,7 +40,7 @@ c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
 
 # Hardened grading (posenc_course/grading.py): an unreadable notebook is graded as the blank
 # release (0 points, reason logged and shown in its feedback); a lone renamed notebook is graded
-# as exercises.ipynb; and the graded notebook is the student's own, run once from top to bottom as
+# as the assignment's one notebook (exercises.ipynb); and the graded notebook is the student's own, run once from top to bottom as
 # stock nbgrader runs it, with the release's locked cells restored (posenc_course/restore.py): deleted,
 # edited, reordered or duplicated test cells change nothing, and the student's own cells stay once,
 # where they put them.
@@ -64,6 +64,13 @@ c.Autograde.sanitize_preprocessors = [
 # The sandbox needs Linux with bubblewrap. "require": without it no submission is graded, and the
 # error says what to do; "off" grades without it, only for submissions you trust (on macOS, say).
 c.ResilientExecute.sandbox = "require"
+
+# This course's tests run in the grader, out of the submission's reach (the trusted judge,
+# posenc_course/judge.py), and score per check: a test cell whose checks pass in part earns that share of
+# its points, and its feedback names the checks that failed. Both are off by default, where a test cell
+# runs in the sandboxed kernel and scores all or nothing, as in stock nbgrader.
+c.ResilientExecute.trusted_tests = True
+c.ResilientExecute.credit_per_check = True
 
 # The grading kernel's limits: each is a setting of its own, and its default is the engine's (README:
 # Grading safely, the table of limits, gives each default and what reaching it does). Honest work uses a

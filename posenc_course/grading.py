@@ -5,9 +5,9 @@
 - :class:`TolerantNotebookExporter` (``Autograde.exporter_class``): a submission that cannot be
   read (corrupt, truncated, empty, not JSON) is graded as the blank release with a first cell
   that says why, so it is recorded with 0 points and the rest of the class is graded.
-- :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted
-  their notebook under another name (``exercises (1).ipynb``) has it graded as
-  ``exercises.ipynb``; the file they sent is left as it is.
+- :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted the
+  assignment's one notebook under another name (``exercises (1).ipynb``) has it graded under the
+  released name; the file they sent is left as it is.
 - :class:`posenc_course.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
   the graded notebook is the student's own, run once from top to bottom as stock nbgrader runs it,
   with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
@@ -48,7 +48,7 @@ from traitlets import Bool, Enum, Integer, List, Unicode
 from . import judge, kernel
 from .restore import course_notebook, release_notebook
 from .kernel_link import KernelLink
-from .layout import NOTEBOOK, UNREADABLE, course_root, is_test_cell
+from .layout import UNREADABLE, course_root, is_test_cell
 from .layout import grade_id as _grade_id
 from .layout import nbgrader_meta as _meta
 
@@ -102,22 +102,23 @@ class TolerantNotebookExporter(NotebookExporter):
 
 
 def adopt_renamed_notebook(assignment, student, notebooks):
-    """Pre-convert hook: grade a lone, renamed notebook as ``exercises.ipynb``.
+    """Pre-convert hook: grade a lone, renamed notebook as the assignment's one notebook.
 
-    `notebooks` is nbgrader's own list of the submission's notebooks; it is updated in place.
+    It acts only when the released assignment has exactly one notebook, and the submission has exactly one
+    notebook, under another name (``exercises (1).ipynb``): that one is copied to the released name, and the
+    file the student sent is left as it is. Anything else (several notebooks, a known name among them) is
+    graded as nbgrader grades it. `notebooks` is nbgrader's own list of the submission's notebooks; it is
+    updated in place.
     """
     paths = [Path(p) for p in notebooks]
-    if not paths or any(p.name == NOTEBOOK for p in paths):
+    released = sorted(path.name for path in (course_root() / "release" / str(assignment)).glob("*.ipynb"))
+    if len(paths) != 1 or len(released) != 1 or paths[0].name == released[0]:
         return
     student = paths[0].parents[1].name  # nbgrader passes the --student pattern, not the id
-    if len(paths) > 1:
-        log.error("posenc: student %r submitted %s but no %s: cannot tell which to grade; it scores 0",
-                  student, ", ".join(p.name for p in paths), NOTEBOOK)
-        return
-    adopted = paths[0].with_name(NOTEBOOK)
+    adopted = paths[0].with_name(released[0])
     shutil.copyfile(paths[0], adopted)
     log.warning("posenc: student %r submitted %r instead of %r: it is graded as %s (the original is kept)",
-                student, paths[0].name, NOTEBOOK, adopted.name)
+                student, paths[0].name, released[0], adopted.name)
     notebooks[:] = [str(adopted)]
 
 
@@ -174,6 +175,21 @@ class ResilientExecute(Execute):
         "More files or folders the sandboxed kernel may read, bound read-only at the same absolute path: a "
         "data set, another library's files. None may hold the course folder or lie inside it (files the "
         "notebooks open go beside them, and nbgrader copies them into each student's folder).")).tag(config=True)
+
+    trusted_tests = Bool(False, help=(
+        "Run test cells in the grader, out of the submission's reach (the trusted judge, "
+        "posenc_course.judge), in a namespace made of the released notebook's set-up cells: the code "
+        "cells that are neither answers nor tests. Each name a test uses that it does not define is the "
+        "kernel's: a function is called there, any other value is copied here. Off (the default): test "
+        "cells run in the sandboxed kernel, as stock nbgrader runs them. A notebook whose set-up cells "
+        "cannot run in the grader (one uses an answer) has its test cells run in the kernel, and the log "
+        "says why.")).tag(config=True)
+
+    credit_per_check = Bool(False, help=(
+        "With trusted_tests: a test cell scores the weighted share of its checks that passed (a call "
+        "of a check_* function, or an assert statement, is one check; '# weight N' at the end of its "
+        "line weighs it N), and its output lists the failed ones. Off (the default): a test cell scores "
+        "all its points or none, as in stock nbgrader.")).tag(config=True)
 
     predict_calls = Bool(True, help=(
         "Ask the kernel, in one round trip per test cell, for the calls the cell makes when the answers "
@@ -286,13 +302,26 @@ class ResilientExecute(Execute):
         return "off"
 
     def _judging_setup(self):
-        """:func:`judge.trusted_setup` of the notebook being graded, or None without release and source."""
+        """:func:`judge.trusted_setup` of the notebook being graded, or None: without ``trusted_tests``,
+        without a release or source notebook, or when its set-up cells cannot run in the grader (logged once
+        per notebook; its test cells then run in the kernel, as stock nbgrader runs them)."""
+        if not self.trusted_tests:
+            return None
         if self._setup is None:
             assignment, notebook_id = self._info.get("assignment"), self._info.get("notebook")
             found = {folder: path for folder in ("release", "source")
                      if (path := course_notebook(folder, assignment, notebook_id)).exists()}
-            self._setup = judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls) \
-                if found else False
+            if not found:
+                self.log.error("posenc: no release/%s/%s.ipynb: its test cells are run in the student's kernel",
+                               assignment, notebook_id)
+            try:
+                self._setup = judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls) \
+                    if found else False
+            except Exception as problem:  # a set-up cell that needs the kernel (it uses an answer, a file)
+                self._setup = False
+                _say_once(self.log, f"posenc: {assignment}/{notebook_id}.ipynb: its test cells are run in the "
+                                    f"kernel, as stock nbgrader runs them, because a set-up cell cannot run in "
+                                    f"the grader ({judge.setup_problem(problem)})")
         return self._setup or None
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
@@ -300,15 +329,14 @@ class ResilientExecute(Execute):
             setup = self._judging_setup()
             if setup is not None:
                 try:
-                    await self._link.judge_cell(cell, cell_index, setup, self.timeout or 10**6)
+                    await self._link.judge_cell(cell, cell_index, setup, self.timeout or 10**6,
+                                                self.credit_per_check)
                 except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
                     # the checks that passed before it keep their points: then the cell says so as text
                     partial = cell.metadata.get("posenc", {}).get("score", 0) > 0
                     self._note(cell, None if partial else abort.ename, abort.message)
                     await self._restart_and_replay(cell_index)
                 return cell
-            self.log.error("posenc: no release/%s/%s.ipynb: test cell %s is run in the student's kernel",
-                           self._info.get("assignment"), self._info.get("notebook"), _grade_id(cell))
         try:
             cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         except DeadKernelError:

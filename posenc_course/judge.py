@@ -33,7 +33,7 @@ import nbformat
 import numpy
 
 from . import agent
-from .layout import is_answer_cell, is_test_cell
+from .layout import grade_id, is_answer_cell, is_test_cell
 
 AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
 # Warnings the kernel reports are raised again here as these classes; any other name is a UserWarning.
@@ -76,11 +76,25 @@ def setup_namespace(notebook):
     # A setup cell may set warnings.showwarning or numpy's print options, for the kernel: they are put
     # back here, and the print options are used again while a test cell runs (:meth:`Judge.run`).
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), numpy.printoptions():
-        for cell in notebook.cells:
+        for number, cell in enumerate(notebook.cells, 1):
             if cell.cell_type == "code" and not is_answer_cell(cell) and not is_test_cell(cell):
-                exec(compile(cell.source, "<setup cell>", "exec"), namespace)
+                try:
+                    exec(compile(cell.source, "<setup cell>", "exec"), namespace)
+                except Exception as error:
+                    raise SetupError(f"cell {number}{f' ({grade_id(cell)})' if grade_id(cell) else ''}: "
+                                     f"{type(error).__name__}: {error}") from error
         namespace[PRINT_OPTIONS] = numpy.get_printoptions()
     return namespace
+
+
+class SetupError(Exception):
+    """A set-up cell of the notebook cannot run in the grader (it uses an answer, or a file beside the
+    notebook): its test cells must run in the kernel."""
+
+
+def setup_problem(error):
+    """One line that says why the trusted set-up could not be made."""
+    return str(error) if isinstance(error, SetupError) else f"{type(error).__name__}: {error}"
 
 
 PRINT_OPTIONS = "__posenc_print_options__"

@@ -67,10 +67,11 @@ class KernelLink:
         self._client, self._run_code = client, run_code
         self._comm = None  # (kernel client, comm id) of the agent's comm in the current kernel
 
-    async def judge_cell(self, cell, index, setup, seconds):
+    async def judge_cell(self, cell, index, setup, seconds, per_check=True):
         """Run test cell `cell` in this process against the kernel; fill its outputs.
 
-        `setup` is ``(namespace, answer function names, predict)`` (:func:`judge.trusted_setup`).
+        `setup` is ``(namespace, answer function names, predict)`` (:func:`judge.trusted_setup`);
+        `per_check`: the cell scores the share of its checks that passed (else all or nothing).
         Raises :class:`judge.Abort` (after filling what was printed) when the kernel gives out.
         """
         namespace, functions, predict = setup
@@ -88,7 +89,8 @@ class KernelLink:
                                                     functions, predict(cell.source))
         except judge.Abort as abort:
             cell.outputs.extend(run.printed)
-            record_verdict(cell, the_judge.checks, "", None, abort=f"{abort.ename}: {abort.message}")
+            record_verdict(cell, the_judge.checks, "", None, abort=f"{abort.ename}: {abort.message}",
+                           per_check=per_check)
             raise
         except Exception as problem:  # not the test's own failure: this cell fails, grading goes on
             self._client.log.error("posenc: test cell %s could not be judged: %r", grade_id(cell), problem)
@@ -97,7 +99,7 @@ class KernelLink:
             for check in the_judge.checks:
                 check.fail("not run: the tests could not be run")
         cell.outputs.extend(run.printed)
-        record_verdict(cell, the_judge.checks, stdout, error)
+        record_verdict(cell, the_judge.checks, stdout, error, per_check=per_check)
 
     async def ask(self, request, run):
         """Carry out one request of the judge in the kernel; return the agent's reply."""
@@ -178,7 +180,7 @@ class KernelLink:
                 kc.input(answer_callback(message["content"].get("prompt", "")))
 
 
-def record_verdict(cell, checks, stdout, error, abort=None):
+def record_verdict(cell, checks, stdout, error, abort=None, per_check=True):
     """Give a judged test cell its outputs and score, from its checks (:class:`judge.Check`).
 
     All checks passed: only what the cell printed (silence means passed). Some failed: a summary of
@@ -186,10 +188,14 @@ def record_verdict(cell, checks, stdout, error, abort=None):
     credit. None passed (or no checks and an error): the summary and the error, which scores 0.
     `abort` (the kernel died or ran over time) is said in the summary; the caller restarts the kernel.
     The checks are kept in the cell's metadata (``posenc.checks``) for the feedback and reports.
+    Without `per_check`, the cell scores all its points, or none when it raised or the kernel gave out.
     """
     points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
     failed = [check for check in checks if not check.passed]
-    score = judge.score_of(checks, points) if checks else (0.0 if error or abort else points)
+    if per_check and checks:
+        score = judge.score_of(checks, points)
+    else:  # all or nothing, as stock nbgrader scores a test cell: it fails when it raises
+        score = 0.0 if error or abort else points
     cell.metadata["posenc"] = {"checks": [check.as_dict() for check in checks], "score": score, "points": points}
     if stdout:
         cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
