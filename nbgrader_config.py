@@ -4,7 +4,8 @@ import sys
 from pathlib import Path
 
 from posenc_course.course import quiet_dependency_warnings
-from posenc_course.release import generate_assignment_preprocessors
+from posenc_course.layout import EXERCISE_PATTERN
+from hardened_grading.release import generate_assignment_preprocessors
 
 c = get_config()  # noqa: F821  (nbgrader provides get_config when it loads this file)
 
@@ -12,9 +13,9 @@ c.CourseDirectory.course_id = "posenc"
 
 # The instructor's view: no warnings of nbgrader's dependencies that mean nothing to you (SQLAlchemy's
 # about nbgrader's gradebook code: posenc_course/course.py), and grades.csv with scores to 2 decimals
-# (`nbgrader export`: posenc_course/export.py), as everywhere else.
+# (`nbgrader export`: hardened_grading/export.py), as everywhere else.
 quiet_dependency_warnings()
-c.ExportApp.plugin_class = "posenc_course.export.RoundedCsvExportPlugin"
+c.ExportApp.plugin_class = "hardened_grading.export.RoundedCsvExportPlugin"
 
 # A student who deleted or edited a test cell is graded with the original cell, not left in
 # "needs manual grading".
@@ -31,42 +32,42 @@ c.Execute.timeout = 20
 c.ClearSolutions.enforce_metadata = False
 c.ClearSolutions.text_stub = "*Write your answer here.*"
 
-# Stubs a student can run (posenc_course/release.py). A function's body raises, when it is called,
+# Stubs a student can run (hardened_grading/release.py). A function's body raises, when it is called,
 # an error that says the function is not answered yet. A concept question's answer becomes
 # `name = ...  # YOUR ANSWER HERE`: Run All goes past it, and its test cell says "not answered yet".
 c.ClearSolutions.code_stub = {
     "python": '# YOUR CODE HERE\nraise NotImplementedError("not answered yet: write this function here, in place of this line")'}
 c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
 
-# Hardened grading (posenc_course/grading.py): an unreadable notebook is graded as the blank
+# Hardened grading (hardened_grading/grading.py): an unreadable notebook is graded as the blank
 # release (0 points, reason logged and shown in its feedback); a lone renamed notebook is graded
 # as the assignment's one notebook (exercises.ipynb); and the graded notebook is the student's own, run once from top to bottom as
-# stock nbgrader runs it, with the release's locked cells restored (posenc_course/restore.py): deleted,
+# stock nbgrader runs it, with the release's locked cells restored (hardened_grading/restore.py): deleted,
 # edited, reordered or duplicated test cells change nothing, and the student's own cells stay once,
 # where they put them.
-c.Autograde.exporter_class = "posenc_course.grading.TolerantNotebookExporter"
-c.Autograde.pre_convert_hook = "posenc_course.grading.adopt_renamed_notebook"
+c.Autograde.exporter_class = "hardened_grading.grading.TolerantNotebookExporter"
+c.Autograde.pre_convert_hook = "hardened_grading.grading.adopt_renamed_notebook"
 c.Autograde.sanitize_preprocessors = [
-    "posenc_course.restore.RestoreReleaseCells",
+    "hardened_grading.restore.RestoreReleaseCells",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
-    "posenc_course.grading.CheckCellMetadata",  # nbgrader's check, its schema checked once
+    "hardened_grading.grading.CheckCellMetadata",  # nbgrader's check, its schema checked once
 ]
 
-# Run student code in the grading kernel (posenc_course/kernel.py; c.ResilientExecute.kernel_name, by
+# Run student code in the grading kernel (hardened_grading/kernel.py; c.ResilientExecute.kernel_name, by
 # default posenc-grader), each submission's kernel in a fresh bubblewrap sandbox: no network, a file system made of the system's libraries, the Python
 # environment and the student's own folder (nothing of your home or the course), its own PID namespace
 # and a private /tmp. Survive a cell that kills the kernel or exhausts its memory: only the tests that
-# need that cell lose points (posenc_course.grading.ResilientExecute). The kernel is installed nowhere:
+# need that cell lose points (hardened_grading.grading.ResilientExecute). The kernel is installed nowhere:
 # JupyterLab never offers it to a student, and `nbgrader validate` runs the notebook's own kernel.
 # The sandbox needs Linux with bubblewrap. "require": without it no submission is graded, and the
 # error says what to do; "off" grades without it, only for submissions you trust (on macOS, say).
 c.ResilientExecute.sandbox = "require"
 
 # This course's tests run in the grader, out of the submission's reach (the trusted judge,
-# posenc_course/judge.py), and score per check: a test cell whose checks pass in part earns that share of
+# hardened_grading/judge.py), and score per check: a test cell whose checks pass in part earns that share of
 # its points, and its feedback names the checks that failed. Both are off by default, where a test cell
 # runs in the sandboxed kernel and scores all or nothing, as in stock nbgrader.
 c.ResilientExecute.trusted_tests = True
@@ -82,24 +83,24 @@ c.ResilientExecute.credit_per_check = True
 # Files the notebooks read outside the Python environment (a data set), bound read-only in the sandbox:
 #   c.ResilientExecute.read_only_paths = ["/srv/datasets/wikitext"]
 c.Autograde.autograde_preprocessors = [
-    "posenc_course.grading.ResilientExecute",
+    "hardened_grading.grading.ResilientExecute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "posenc_course.grading.CheckCellMetadata",  # nbgrader's check, its schema checked once
+    "hardened_grading.grading.CheckCellMetadata",  # nbgrader's check, its schema checked once
 ]
 
 # A run that was interrupted part-way leaves half-graded folders in autograded/; they are removed
 # when nbgrader starts, so that `nbgrader autograde posenc` again finishes the class.
-c.Autograde.post_convert_hook = "posenc_course.grading.mark_graded"
+c.Autograde.post_convert_hook = "hardened_grading.grading.mark_graded"
 if sys.argv[1:2] == ["autograde"]:
-    from posenc_course.grading import remove_unfinished
+    from hardened_grading.grading import remove_unfinished
 
     remove_unfinished(Path(__file__).parent)
 
-# Feedback (posenc_course/feedback.py): a summary of each exercise's points and failed checks at the
+# Feedback (hardened_grading/feedback.py): a summary of each exercise's points and failed checks at the
 # top, and the hidden tests replaced by how many of their checks passed and the failed ones' messages,
 # so feedback may go out before the deadline. True shows the full tests, as stock nbgrader does.
 c.FeedbackSummary.show_hidden_tests = False
@@ -108,15 +109,17 @@ c.FeedbackSummary.show_hidden_tests = False
 # none, what the check tried and that it was wrong, with no expected value; after it, the full message.
 # "before-due" and "after-due" fix one of the two. No message ever holds a concept question's answer.
 c.FeedbackSummary.hidden_messages = "auto"
+# The summary has a row per exercise: a test cell's exercise is the start of its grade id (ex05_...).
+c.FeedbackSummary.part_pattern = EXERCISE_PATTERN
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "posenc_course.feedback.FeedbackSummary",
+    "hardened_grading.feedback.FeedbackSummary",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 # The feedback page is the course's template (its summary first), through an exporter class of its
 # own, so that formgrader's pages keep nbgrader's templates.
-c.GenerateFeedback.exporter_class = "posenc_course.feedback.SummaryFirstHTMLExporter"
+c.GenerateFeedback.exporter_class = "hardened_grading.feedback.SummaryFirstHTMLExporter"
 
 # release_feedback releases everyone's feedback it can: one submission placed by hand (no timestamp.txt
-# or submission_secret.txt) is named and skipped, not the end of the release (posenc_course/exchange.py).
-c.ExchangeFactory.release_feedback = "posenc_course.exchange.ReleaseFeedback"
+# or submission_secret.txt) is named and skipped, not the end of the release (hardened_grading/exchange.py).
+c.ExchangeFactory.release_feedback = "hardened_grading.exchange.ReleaseFeedback"

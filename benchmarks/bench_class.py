@@ -32,7 +32,7 @@ from pathlib import Path
 
 from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.demo import MISTAKES
-from posenc_course.grade_class import default_jobs
+from hardened_grading.grade_class import default_jobs
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 
@@ -71,23 +71,23 @@ def serial(course):
 
 
 def parallel(course, jobs):
-    return timed([sys.executable, "-m", "posenc_course.grade_class", "--force", f"--jobs={jobs}"], course)
+    return timed([sys.executable, "-m", "posenc_course.grade", "--force", f"--jobs={jobs}"], course)
 
 
 def nbgrader_startup():
     """Seconds to start a Python that imports what a worker imports before its first submission."""
-    return min(timed([sys.executable, "-c", "import nbgrader.apps, nbgrader.api, posenc_course.grading"], ".")[0]
+    return min(timed([sys.executable, "-c", "import nbgrader.apps, nbgrader.api, hardened_grading.grading"], ".")[0]
                for _ in range(3))
 
 
 PHASES = {  # label: [(module, class, method, is it a coroutine)]
     "the kernel's start-up, until it answers": [("jupyter_client.asynchronous.client", "AsyncKernelClient",
                                                  "wait_for_ready", True)],
-    "the cells: answers in the kernel, tests in the judge": [("posenc_course.grading", "ResilientExecute",
+    "the cells: answers in the kernel, tests in the judge": [("hardened_grading.grading", "ResilientExecute",
                                                               "preprocess_cell", False)],
     "the kernel's shutdown": [("jupyter_client.manager", "AsyncKernelManager", "shutdown_kernel", True)],
     "the cell metadata check (twice)": [("nbgrader.preprocessors", "CheckCellMetadata", "preprocess", False),
-                                        ("posenc_course.grading", "CheckCellMetadata", "preprocess", False)],
+                                        ("hardened_grading.grading", "CheckCellMetadata", "preprocess", False)],
     "the grades into the gradebook (SaveAutoGrades)": [("nbgrader.preprocessors", "SaveAutoGrades", "preprocess",
                                                         False)],
     "opening the gradebook (six times)": [("nbgrader.api", "Gradebook", "__init__", False)],
@@ -138,7 +138,7 @@ def phases(course, students, change=None):
 
 def nbgraders_metadata_check(config):
     for name in ("sanitize_preprocessors", "autograde_preprocessors"):
-        config.Autograde[name] = [p.replace("posenc_course.grading.CheckCellMetadata",
+        config.Autograde[name] = [p.replace("hardened_grading.grading.CheckCellMetadata",
                                             "nbgrader.preprocessors.CheckCellMetadata") for p in config.Autograde[name]]
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 
 from .course import load_config, nbgrader_api, nbgrader_env, new_course
-from .feedback import checks_by_exercise, shorten, tested_name
+from hardened_grading.feedback import checks_by_exercise, shorten, tested_name
 from .layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
 
 LEARNER = "learner"
@@ -84,7 +84,7 @@ def grade(notebook_path, workdir):
     submission.parent.mkdir(parents=True)
     nbformat.write(learner, str(submission))
 
-    from .kernel import sandbox_problem
+    from hardened_grading.kernel import sandbox_problem
 
     problem = sandbox_problem()
     if problem:  # macOS, or Linux without bubblewrap: fine for grading one's own notebook
@@ -106,7 +106,7 @@ def grade(notebook_path, workdir):
     from .report import exercise_scores
 
     scores = exercise_scores(course / "gradebook.db", assignment)[LEARNER]
-    return scores, checks_by_exercise(autograded, full=False)  # as a student reads them before the due date
+    return scores, checks_by_exercise(autograded, full=False, part_of=exercise_of)  # as a student reads them before the due date
 
 
 def failed_check_text(check, where=None):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from .feedback import checks_of, shorten, tested_name
+from hardened_grading.feedback import checks_of, shorten, tested_name
 from .layout import (ASSIGNMENT, NOTEBOOK, course_root, exercise_of, grade_id, is_answer_cell, is_test_cell,
                      unreadable_reason)
 from .report import exercise_scores

@@ -1,77 +1,12 @@
-"""Run real nbgrader commands in a course directory: for the demo, the tests and the benchmarks."""
+"""This course in a new course directory, for the demo, the tests and the benchmarks; running nbgrader itself is
+:mod:`hardened_grading.nbgrader_app`'s."""
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from hardened_grading.nbgrader_app import load_config, nbgrader_api, nbgrader_env, quiet_dependency_warnings, run_nbgrader  # noqa: F401
+
 from .layout import ASSIGNMENT, NOTEBOOK, ROOT
-
-
-def nbgrader_env(**extra):
-    env = dict(os.environ)
-    # nbgrader runs `alembic` in a subprocess: put this Python's bin/ first on PATH.
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.update(extra)
-    return env
-
-
-def run_nbgrader(cwd, *args, env=None, capture=True, timeout=1800):
-    """Run ``nbgrader ARGS`` in `cwd` with this Python; return the CompletedProcess.
-
-    With `capture`, its output is kept as text in ``stdout`` and ``stderr``; otherwise it
-    goes to the terminal.
-    """
-    return subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=cwd, env=env or nbgrader_env(), capture_output=capture, text=True, timeout=timeout,
-    )
-
-
-def load_config(course):
-    """The course's ``nbgrader_config.py``, loaded as nbgrader loads it, with the course as its root."""
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    config.CourseDirectory.root = str(course)
-    return config
-
-
-def quiet_dependency_warnings():
-    """Silence the warnings of nbgrader's dependencies that mean nothing to an instructor, each by its
-    category and message. ``nbgrader_config.py`` calls this, so every nbgrader command of the course is
-    quiet; :func:`nbgrader_api` calls it too.
-
-    - nbgrader's gradebook (``nbgrader/api.py``) adds a new submission to its student and assignment in a
-      way SQLAlchemy 2 warns about on every autograde: ``SAWarning: Object of type <SubmittedAssignment>
-      not in session, add operation along 'Student.submissions' will not proceed``, three per submission.
-      The rows are written all the same (nbgrader's own code, not ours to fix).
-    """
-    import warnings
-
-    try:
-        from sqlalchemy.exc import SAWarning
-    except ImportError:  # no SQLAlchemy, no such warning
-        return
-    warnings.filterwarnings("ignore", category=SAWarning, message=SA_SUBMISSION_WARNING)
-
-
-#: SQLAlchemy's warning about nbgrader's way of adding a submission (a regular expression, from its start).
-SA_SUBMISSION_WARNING = r"Object of type <Submitted\w+> not in session, add operation along '\w+\.submissions'"
-
-
-def nbgrader_api(config):
-    """nbgrader's Python API (``NbGraderAPI``) on the course that `config` (:func:`load_config`) is of.
-
-    nbgrader is imported here, once per process: its commands are then method calls, with no new
-    start-up each.
-    """
-    quiet_dependency_warnings()
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
-    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
 def new_course(directory):

@@ -1,7 +1,7 @@
 """Run every test cell of a notebook once, through the real judge, against the reference answers.
 
 ``make notebook`` does this after building the source notebook (:mod:`posenc_course.notebook`), in
-this process and in well under a second: the judge's kernel side (:mod:`posenc_course.agent`) answers
+this process and in well under a second: the judge's kernel side (:mod:`hardened_grading.agent`) answers
 from a namespace made by the notebook's setup and answer cells instead of from a kernel. So a test
 that fails against the reference, or that hands an answer something the judge cannot carry to a
 kernel (an ``np.random.Generator``, an open file: anything but numbers, strings, arrays, lists,
@@ -11,7 +11,7 @@ tuples, dicts and functions), is reported at its line of the spec before any stu
 import json
 import re
 
-from . import agent, judge
+from hardened_grading import agent, judge
 from .layout import grade_id, is_test_cell
 
 

@@ -4,63 +4,18 @@
 """
 
 import argparse
-import re
 from collections import defaultdict
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .layout import ASSIGNMENT, NOTEBOOK_ID, exercise_of, grade_id, is_test_cell, unreadable_reason
+from hardened_grading.incidents import STOPPED  # noqa: F401  (what a stopped cell's error means)
+from hardened_grading.incidents import incidents as engine_incidents
 
-#: The errors the grader writes into a graded notebook's cells when it stops one (posenc_course.grading and
-#: kernel_link, and nbgrader's Execute.error_on_timeout): their ``ename`` -> what happened, in words.
-STOPPED = {
-    "CellTimeoutError": "timed out",
-    "CPUTimeLimitExceeded": "timed out (CPU time)",
-    "KernelDied": "crashed the kernel",
-    "MemoryError": "ran out of memory",
-}
-#: A test cell's check that an abort stopped says ``not run: WHY`` (posenc_course.judge).
-NOT_RUN_ABORTED = "not run: "
-
-
-def _why(error):
-    """The grader's message in an error output; for nbgrader's own timeout error, which has none, what it means."""
-    why = " ".join(str(error.get("evalue", "")).split())
-    if not why:
-        last = re.sub(r"\x1b\[[0-9;]*m", "", (error.get("traceback") or [""])[-1]).strip()
-        why = last.removeprefix(f"{error.get('ename')}: ")
-        if error.get("ename") == "CellTimeoutError":
-            why = f"the cell ran over the time limit (Execute.timeout) and was interrupted ({why or 'no reply'})"
-    return why[:300]
-
+from .layout import ASSIGNMENT, NOTEBOOK_ID, exercise_of
 
 def incidents(notebook):
-    """What went wrong with a graded notebook as a whole, read from the notebook itself: ``[(what, where,
-    why)]``, in order. `what` is "unreadable" (the file could not be read and was graded as the blank
-    release) or one of :data:`STOPPED`'s values; `where` is the cell (its grade id, else its number) and
-    the exercise; `why` is the grader's own message."""
-    found = []
-    reason = unreadable_reason(notebook)
-    if reason:
-        found.append(("unreadable", "the whole file: graded as the blank release, 0 points", reason))
-    for number, cell in enumerate(notebook.cells, 1):
-        if cell.cell_type != "code":
-            continue
-        name = grade_id(cell)
-        where = f"cell {name} ({exercise_of(name)})" if name else f"cell {number} (a cell of the student's own)"
-        stopped = [o for o in cell.get("outputs", []) if o.get("output_type") == "error" and o.get("ename") in STOPPED]
-        for output in stopped[:1]:
-            found.append((STOPPED[output["ename"]], where, _why(output)))
-        if not stopped and is_test_cell(cell):  # tests stopped after some checks had passed: said by the checks
-            aborted = [c["message"] for c in cell.get("metadata", {}).get("posenc", {}).get("checks", [])
-                       if not c.get("passed") and str(c.get("message", "")).startswith(NOT_RUN_ABORTED)]
-            if aborted:
-                why = aborted[0].removeprefix(NOT_RUN_ABORTED)
-                what = ("timed out" if "took over" in why or "time" in why else
-                        "ran out of memory" if "memory" in why else
-                        "crashed the kernel" if "died" in why else "stopped")
-                found.append((what, where, why[:300]))
-    return found
+    """:func:`hardened_grading.incidents.incidents` of a graded notebook, each cell's place with its exercise."""
+    return engine_incidents(notebook, part_of=exercise_of)
 
 
 def exercise_scores(gradebook, assignment=ASSIGNMENT, notebook=NOTEBOOK_ID):

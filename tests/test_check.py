@@ -253,7 +253,7 @@ def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
 def test_the_progress_cells_are_harmless_where_the_grader_runs_them():
     """The trusted judge runs the setup cells, the tracker and the progress cell included, in a plain
     Python process: they record nothing and raise nothing there."""
-    from posenc_course.judge import setup_namespace
+    from hardened_grading.judge import setup_namespace
     from posenc_course.layout import ADVANCED, release_notebook
 
     for assignment in ("posenc", ADVANCED):

@@ -18,7 +18,8 @@ import pytest
 from posenc_course import class_report, demo
 from posenc_course.class_report import ClassData, class_data, is_stub, normalise, sort_notebook
 from posenc_course.course import generate, new_course, run_nbgrader
-from posenc_course.layout import ASSIGNMENT, UNREADABLE
+from hardened_grading.cells import META, UNREADABLE
+from posenc_course.layout import ASSIGNMENT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 from .test_grading import MAX_POINTS
@@ -123,7 +124,7 @@ def judged_cell(grade_id, *checks):
     """A test cell with the judge's recorded `checks`: ``(line, hidden, passed, message)``."""
     return nbformat.v4.new_code_cell("", metadata={
         "nbgrader": {"grade_id": grade_id, "grade": True, "solution": False, "points": 2},
-        "posenc": {"checks": [{"line": line, "hidden": hidden, "passed": passed, "message": message}
+        META: {"checks": [{"line": line, "hidden": hidden, "passed": passed, "message": message}
                               for line, hidden, passed, message in checks]}})
 
 
@@ -187,7 +188,7 @@ def test_stubs_and_what_fails_because_of_them_are_not_attempted():
 def test_an_unreadable_submission_is_counted_apart_and_nothing_else():
     notebook = graded("def masked_softmax(logits, mask):\n" + STUB, (2, False, False, "NotImplementedError: x"))
     notebook.cells.insert(0, nbformat.v4.new_markdown_cell("could not be graded", metadata={
-        "posenc": {UNREADABLE: "The file exercises.ipynb is not a readable Jupyter notebook (NotJSONError)."}}))
+        META: {UNREADABLE: "The file exercises.ipynb is not a readable Jupyter notebook (NotJSONError)."}}))
     data, groups = sorted_class({"broken": notebook})
     assert data.unreadable == {"broken": "The file exercises.ipynb is not a readable Jupyter notebook (NotJSONError)."}
     assert not groups and not data.not_attempted

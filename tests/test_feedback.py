@@ -22,9 +22,9 @@ import pytest
 
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.feedback import FeedbackSummary, summary
+from hardened_grading.feedback import FeedbackSummary, summary
 from posenc_course.lab import instructor_environment
-from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK
+from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK, exercise_of
 from posenc_course.submissions import make_submission, reference_answers
 
 from .test_grading import ALL, MAX_POINTS, STUDENTS, Student, assert_scores, blank, submit
@@ -132,7 +132,7 @@ def test_the_summary_opens_the_feedback_and_names_each_failing_check(graded, stu
 
 def test_the_reference_summary_has_no_failed_check(graded):
     notebook = nbformat.read(graded.course / "autograded" / "reference" / "posenc" / NOTEBOOK, as_version=4)
-    rows = summary(notebook)
+    rows = summary(notebook, part_of=exercise_of)
     assert [row["exercise"] for row in rows] == list(MAX_POINTS)
     assert all(row["failed"] == [] and row["score"] == row["max_score"] for row in rows)
 
@@ -169,7 +169,7 @@ def grader_texts(path, assignment="posenc"):
     def owner(text):
         return next((f"{name}_test" for name in names if name in text or name.split("_", 1)[1] in text), "-")
 
-    start = page.index('id="posenc-summary"')
+    start = page.index('id="grading-summary"')
     summary = page[start:page.index('<div class="cell', start)]
     texts = [(owner(text_of(item)), text_of(item)) for item in re.findall(r"<li>(.*?)</li>", summary, re.S)]
     for cell in page.split('<div class="cell border-box-sizing code_cell')[1:]:
@@ -203,7 +203,7 @@ def test_no_posenc_check_table_holds_a_concept_answer(graded, full):
     """posenc-check's table and JSON for every graded notebook of the class; full=True is what they would
     show without the redaction, which holds no concept answer either."""
     from posenc_course.check import as_json, format_result
-    from posenc_course.feedback import checks_by_exercise
+    from hardened_grading.feedback import checks_by_exercise
 
     for student in CLASS:
         checks = checks_by_exercise(graded.course / "autograded" / student.name / "posenc" / NOTEBOOK, full=full)
@@ -279,7 +279,7 @@ def test_a_browser_shows_the_summary_at_the_top(graded, tmp_path):
     """Rendered by headless Chromium: the summary's box starts near the top of the page; the screenshot
     is kept in pytest's temporary folder (run with -s to print its path)."""
     page = tmp_path / "feedback.html"
-    script = ("<script>window.addEventListener('load', () => { const box = document.getElementById('posenc-summary')"
+    script = ("<script>window.addEventListener('load', () => { const box = document.getElementById('grading-summary')"
               ".getBoundingClientRect(); document.body.setAttribute('data-summary-top', Math.round(box.top)); });</script>")
     page.write_text(feedback_of(graded, "wrong-rope_half_split").read_text().replace("</body>", script + "</body>", 1))
     dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,1000",

@@ -26,9 +26,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from posenc_course import grade_class
+from hardened_grading import grade_class
 from posenc_course.course import generate, load_config, nbgrader_env, new_course, run_nbgrader
-from posenc_course.grading import GRADED_MARKER
+from hardened_grading.grading import GRADED_MARKER
+from posenc_course.layout import ASSIGNMENT
 from posenc_course.submissions import reference_answers
 
 from .test_grading import STUDENTS, assert_scores, submit
@@ -79,7 +80,7 @@ def exercise_scores(db_url):
 
 
 def posenc_grade(course, *args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "posenc_course.grade_class", *args], cwd=course,
+    return subprocess.run([sys.executable, "-m", "posenc_course.grade", *args], cwd=course,
                           env=nbgrader_env(), capture_output=True, text=True, timeout=timeout)
 
 
@@ -182,7 +183,7 @@ def test_shards_on_one_postgresql_gradebook_equal_a_serial_run(serial, postgresq
     """Three shards started at once, as a Kubernetes Indexed Job starts them, each grading its part of the
     class with two workers into one PostgreSQL gradebook: together, the scores of a serial run."""
     course = make_course(tmp_path / "course", CLASS, postgresql())
-    shards = [subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--shard", f"{i}/3", "--jobs", "2"],
+    shards = [subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--shard", f"{i}/3", "--jobs", "2"],
                                cwd=course, env=nbgrader_env(), text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
               for i in range(3)]
@@ -219,7 +220,7 @@ def kernels_of(course):
     found = []
     for entry in os.listdir("/proc"):
         try:
-            if entry.isdigit() and "posenc_course.kernel" in open(f"/proc/{entry}/cmdline").read() \
+            if entry.isdigit() and "hardened_grading.kernel" in open(f"/proc/{entry}/cmdline").read() \
                     and str(course) in os.readlink(f"/proc/{entry}/cwd"):
                 found.append(entry)
         except OSError:
@@ -253,7 +254,7 @@ def test_an_interrupted_parallel_run_is_finished_by_running_it_again(tmp_path, i
     course = make_course(tmp_path / "course", class_)
     # As in a terminal: its own process group, and SIGINT not ignored (a shell without job control, as CI's
     # may be, starts background commands with SIGINT ignored, and that is inherited).
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
+    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=course,
                            env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     sleeper = course / "autograded" / "hostile-sleep" / "posenc" / "exercises.ipynb"
@@ -305,7 +306,7 @@ def processes_of(course):
 def kernel_launcher_of(course):
     """The pid of a grading kernel that is starting in `course` (the launcher, before it becomes bwrap), or None."""
     for pid, cmdline in processes_of(course).items():
-        if "posenc_course.kernel" in cmdline and not cmdline.startswith("bwrap"):
+        if "hardened_grading.kernel" in cmdline and not cmdline.startswith("bwrap"):
             return pid
     return None
 
@@ -319,7 +320,7 @@ def nothing_left(course, seconds):
 
 
 GRADERS = {"nbgrader autograde": ["-m", "nbgrader", "autograde", "posenc"],
-           "posenc-grade": ["-m", "posenc_course.grade_class", "--jobs", "2"]}
+           "posenc-grade": ["-m", "posenc_course.grade", "--jobs", "2"]}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -352,8 +353,8 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
 
 
 def orphaned_kernel_folders():
-    """The kernels' private folders (``posenc-kernel-PID-*``) whose grader is gone."""
-    from posenc_course.grading import KERNEL_FOLDER
+    """The kernels' private folders (``hardened-grading-kernel-PID-*``) whose grader is gone."""
+    from hardened_grading.grading import KERNEL_FOLDER
 
     return [folder.name for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*")
             if not Path(f"/proc/{folder.name.removeprefix(KERNEL_FOLDER).partition('-')[0]}").exists()]
@@ -364,7 +365,7 @@ def test_a_worker_that_dies_costs_only_its_own_submission(tmp_path):
     """A worker killed while grading: its submission is reported as failed, and why; a new worker grades
     the rest; the next run grades that one submission and touches no other."""
     course = make_course(tmp_path / "course", SMALL_CLASS)
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
+    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=course,
                            env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while True:  # a worker grading: it has a kernel (the spawn start method's helper, and a worker still
@@ -530,7 +531,7 @@ def test_the_kubernetes_manifest_runs_one_shard_per_completion_index():
     index = spec["completions"] - 1  # the last pod, as the shell would expand its command
     expanded = [w.replace("$JOB_COMPLETION_INDEX", str(index)).replace("$SHARD_COUNT", env["SHARD_COUNT"])
                 .replace("$GRADEBOOK_URL", "postgresql://u@db/posenc") for w in words[2:]]
-    args = grade_class.parser().parse_args(expanded)
+    args = grade_class.parser("posenc-grade", ASSIGNMENT).parse_args(expanded)
     assert grade_class.parse_shard(args.shard) == (index, spec["completions"])
     assert args.db_url.startswith("postgresql://") and args.course == container["workingDir"]
 
@@ -547,7 +548,7 @@ def test_on_a_terminal_a_progress_bar_shows_count_rate_and_time_left(tmp_path):
     course = make_course(tmp_path / "course", [STUDENTS["reference"], STUDENTS["blank"]])
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
+    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=course,
                            env=nbgrader_env(), stdin=follower, stdout=follower, stderr=follower, close_fds=True)
     os.close(follower)
     shown = b""
@@ -621,7 +622,7 @@ def test_the_grading_kernel_does_not_log_the_grader_s_own_interrupts(tmp_path):
     sends one), makes ipykernel log 'ERROR | KeyboardInterrupt caught in kernel.': not from posenc-grader."""
     from jupyter_client import KernelManager
 
-    from posenc_course import kernel
+    from hardened_grading import kernel
 
     manager = KernelManager(kernel_spec_manager=kernel.GradingKernelSpecManager(), kernel_name=kernel.KERNEL_NAME)
     with open(tmp_path / "kernel.log", "w") as log:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from posenc_course import agent, judge
+from hardened_grading import agent, judge
 
 
 def roundtrip(value):

@@ -3,7 +3,7 @@
 Every test cell of both graded assignments is judged in this process, through the real judge (as
 ``make notebook`` does, :mod:`posenc_course.dryrun`), for a blank, a wrong and a partly answered
 submission. Each failed check is then shown as the feedback and ``posenc-check`` show it
-(:func:`posenc_course.feedback.check_message`, and :class:`~posenc_course.feedback.FeedbackSummary` on a
+(:func:`hardened_grading.feedback.check_message`, and :class:`~hardened_grading.feedback.FeedbackSummary` on a
 graded notebook made of these results), with both settings of ``FeedbackSummary.hidden_messages``; no
 text a student reads may hold the value of a concept question. The expected values are computed from
 the source notebook's answer cells, never typed here. The whole module takes about a second.
@@ -26,11 +26,11 @@ import nbformat
 import numpy as np
 import pytest
 
-from posenc_course import agent, judge
-from posenc_course.kernel_link import record_verdict
-from posenc_course.feedback import (HIDDEN_MESSAGES, WITHHELD, FeedbackSummary, check_message, due_date,
+from hardened_grading import agent, judge
+from hardened_grading.kernel_link import record_verdict
+from hardened_grading.feedback import (HIDDEN_MESSAGES, WITHHELD, FeedbackSummary, check_message, due_date,
                                     full_messages, what_was_tried)
-from posenc_course.layout import GRADED, grade_id, is_answer_cell, is_test_cell, release_notebook, source_notebook
+from posenc_course.layout import GRADED, exercise_of, grade_id, is_answer_cell, is_test_cell, release_notebook, source_notebook
 
 from . import advanced_answers, wrong_solutions
 
@@ -205,7 +205,7 @@ def submission(request):
 
 def graded_notebook(assignment, results):
     """The source notebook as autograde leaves it: each test cell with the outputs, checks and score
-    that the grader gives it (:func:`posenc_course.kernel_link.record_verdict`)."""
+    that the grader gives it (:func:`hardened_grading.kernel_link.record_verdict`)."""
     notebook = nbformat.read(source_notebook(assignment), as_version=4)
     by_id = {grade_id(cell): (error, checks) for cell, error, checks in results}
     for cell in notebook.cells:
@@ -219,7 +219,7 @@ def graded_notebook(assignment, results):
 def feedback_texts(notebook, resources):
     """``[(test cell, text)]`` of what the feedback shows that a grader wrote: the summary, each test
     cell's note on its hidden tests, and each of its outputs."""
-    texts = [("summary", re.sub(r"<[^>]+>", " ", resources["posenc"]["summary_html"]))]
+    texts = [("summary", re.sub(r"<[^>]+>", " ", resources["hardened_grading"]["summary_html"]))]
     for cell in notebook.cells:
         if is_test_cell(cell):
             texts += [(grade_id(cell), line) for line in cell.source.splitlines() if line.startswith("#")]
@@ -446,13 +446,13 @@ def test_every_wrong_concept_answer_of_the_grading_tables_fails_and_the_referenc
 
 def test_a_gradebook_that_cannot_be_read_gives_nothing_away(tmp_path, caplog):
     """"auto" with a broken gradebook: the feedback is made, as before the due date, and the log says why."""
-    from posenc_course.feedback import summary
+    from hardened_grading.feedback import summary
 
     broken = tmp_path / "gradebook.db"
     broken.write_text("not a database")
     results = judged("posenc", "wrong")
     resources = {"nbgrader": {"db_url": f"sqlite:///{broken}", "assignment": "posenc", "student": "ada"}}
     notebook, resources = FeedbackSummary().preprocess(graded_notebook("posenc", results), resources)
-    assert WITHHELD in resources["posenc"]["summary_html"]
+    assert WITHHELD in resources["hardened_grading"]["summary_html"]
     assert "could not read the due date" in caplog.text
-    assert summary(notebook) and all(row["exercise"].startswith("ex") for row in summary(notebook))
+    assert summary(notebook) and all(row["exercise"].startswith("ex") for row in summary(notebook, part_of=exercise_of))

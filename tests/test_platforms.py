@@ -24,7 +24,8 @@ import time
 
 import pytest
 
-from posenc_course import kernel, report
+from hardened_grading import kernel
+from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
@@ -114,7 +115,7 @@ def test_posenc_check_grades_ones_own_notebook_without_the_sandbox(course, no_sa
 
 
 def test_the_kernel_refuses_to_start_unsandboxed_when_required(no_sandbox):
-    started = subprocess.run([sys.executable, "-m", "posenc_course.kernel", "--sandbox=require", "-f", "unused.json"],
+    started = subprocess.run([sys.executable, "-m", "hardened_grading.kernel", "--sandbox=require", "-f", "unused.json"],
                              capture_output=True, text=True, env=no_sandbox, timeout=60)
     assert started.returncode != 0
     assert "not started" in started.stderr and ADVICE in started.stderr, started.stderr
@@ -181,7 +182,7 @@ def test_grading_a_class_in_parallel_without_the_sandbox_stops_at_once_too(cours
         return files, graded_students(course) if (course / "gradebook.db").exists() else set()
 
     before = state()
-    result = subprocess.run([sys.executable, "-m", "posenc_course.grade_class", "--jobs", "2"], cwd=course,
+    result = subprocess.run([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=course,
                             env=no_sandbox, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, result.stdout + result.stderr
     output = result.stderr

@@ -18,7 +18,8 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from posenc_course import kernel, report
+from hardened_grading import kernel
+from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import reference_answers
@@ -175,7 +176,7 @@ def marked_processes():
 
 
 def kernel_folders():
-    return {p.name for p in Path("/tmp").glob("posenc-kernel-*")}
+    return {p.name for p in Path("/tmp").glob("hardened-grading-kernel-*")}
 
 
 @pytest.fixture(scope="module")
@@ -298,7 +299,7 @@ def test_the_kernel_started_by_jupyter_over_tcp_refuses_to_run_unsandboxed(tmp_p
     import subprocess
     import sys
     (tmp_path / "kernel.json").write_text(json.dumps({"transport": "tcp", "ip": "127.0.0.1"}))
-    started = subprocess.run([sys.executable, "-m", "posenc_course.kernel", "-f", str(tmp_path / "kernel.json")],
+    started = subprocess.run([sys.executable, "-m", "hardened_grading.kernel", "-f", str(tmp_path / "kernel.json")],
                              capture_output=True, text=True, timeout=60)
     assert started.returncode != 0 and "needs Jupyter's ipc transport" in started.stderr, started.stderr
 

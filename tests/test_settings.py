@@ -1,6 +1,6 @@
 """Settings an instructor changes really change.
 
-Each limit's default lives in one place, the engine (:class:`posenc_course.kernel.Limits`, and
+Each limit's default lives in one place, the engine (:class:`hardened_grading.kernel.Limits`, and
 ``ResilientExecute.max_output_kb``); the README's table of limits is checked against it, not the other
 way round, and ``nbgrader_config.py`` may set any value. A course whose ``nbgrader_config.py`` raises
 every limit is graded by real ``nbgrader autograde``, and a cell of the submission reports, from inside
@@ -17,9 +17,9 @@ import nbformat
 import pytest
 from traitlets.config import Config
 
-from posenc_course import kernel
+from hardened_grading import kernel
 from posenc_course.course import generate, new_course, run_nbgrader
-from posenc_course.grading import ResilientExecute
+from hardened_grading.grading import ResilientExecute
 from posenc_course.layout import ASSIGNMENT, NOTEBOOK, ROOT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 

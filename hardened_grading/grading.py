@@ -8,19 +8,18 @@
 - :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted the
   assignment's one notebook under another name (``exercises (1).ipynb``) has it graded under the
   released name; the file they sent is left as it is.
-- :class:`posenc_course.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
+- :class:`hardened_grading.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
   the graded notebook is the student's own, run once from top to bottom as stock nbgrader runs it,
   with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
   changed cell metadata therefore cannot change what is run.
 - :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
-  runs the student's cells in the kernel ``posenc-grader`` (:mod:`posenc_course.kernel`,
+  runs the student's cells in the kernel ``posenc-grader`` (:mod:`hardened_grading.kernel`,
   sandboxed and memory-limited) and the test cells in this process, out of the student code's
-  reach (:mod:`posenc_course.judge`). A cell that kills the kernel or exhausts its memory limit
+  reach (:mod:`hardened_grading.judge`). A cell that kills the kernel or exhausts its memory limit
   costs only the tests that need it.
 """
 
 import atexit
-import copy
 import dataclasses
 import functools
 import json
@@ -42,17 +41,17 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheckCellMetadata
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Integer, List, Unicode
 
 from . import judge, kernel
 from .restore import course_notebook, release_notebook
 from .kernel_link import KernelLink
-from .layout import UNREADABLE, course_root, is_test_cell
-from .layout import grade_id as _grade_id
-from .layout import nbgrader_meta as _meta
+from .cells import META, UNREADABLE, course_root, engine_meta, is_test_cell
+from .cells import grade_id as _grade_id
+from .cells import nbgrader_meta as _meta
 
-log = logging.getLogger("posenc.grading")
+log = logging.getLogger("hardened_grading")
 
 
 UNREADABLE_WHAT_TO_DO = (
@@ -63,7 +62,7 @@ UNREADABLE_WHAT_TO_DO = (
 def _reason_cell(reason):
     return nbformat.v4.new_markdown_cell(
         f"**This submission could not be graded as sent, and scores 0.** {reason}\n\n{UNREADABLE_WHAT_TO_DO}",
-        metadata={"posenc": {UNREADABLE: reason}})
+        metadata={META: {UNREADABLE: reason}})
 
 
 class TolerantNotebookExporter(NotebookExporter):
@@ -127,7 +126,7 @@ class ResilientExecute(Execute):
 
     A test cell (a graded cell that is not an answer) is not sent to the kernel: it runs here,
     in a namespace made of the released notebook's setup cells, and calls the submission's
-    functions in the kernel (:mod:`posenc_course.judge`; :mod:`posenc_course.kernel_link` carries
+    functions in the kernel (:mod:`hardened_grading.judge`; :mod:`hardened_grading.kernel_link` carries
     the calls). This class's own job is recovery. Its verdict is the same error output
     nbgrader would see from the kernel, so ``SaveAutoGrades`` records it as usual. The whole
     cell gets the usual time limit (``Execute.timeout``).
@@ -143,7 +142,7 @@ class ResilientExecute(Execute):
         "graded without it, and the error says what to do; 'if-available': sandboxed where bubblewrap "
         "works, otherwise not (posenc-check uses it for a learner's own notebook); 'off': never, only for "
         "submissions you trust (on macOS, say).")).tag(config=True)
-    # The kernel's limits (posenc_course.kernel.Limits holds the defaults; README: Grading safely).
+    # The kernel's limits (hardened_grading.kernel.Limits holds the defaults; README: Grading safely).
     memory_mb = Integer(kernel.Limits.memory_mb, min=256, help=(
         "The grading kernel's address-space limit in MiB: a cell that needs more gets a MemoryError "
         "(Linux; macOS does not enforce it).")).tag(config=True)
@@ -167,7 +166,7 @@ class ResilientExecute(Execute):
         "nbgrader's LimitOutput then trims what is kept for the graded notebook.")).tag(config=True)
 
     kernel_name = Unicode(kernel.KERNEL_NAME, help=(
-        "The grading kernel's name: the engine serves it (posenc_course.kernel, sandboxed as set here) and "
+        "The grading kernel's name: the engine serves it (hardened_grading.kernel, sandboxed as set here) and "
         "installs it nowhere, so a student's JupyterLab never offers it. Change it only to tell this "
         "course's grading kernels apart from another's in a process list or a log.")).tag(config=True)
 
@@ -178,7 +177,7 @@ class ResilientExecute(Execute):
 
     trusted_tests = Bool(False, help=(
         "Run test cells in the grader, out of the submission's reach (the trusted judge, "
-        "posenc_course.judge), in a namespace made of the released notebook's set-up cells: the code "
+        "hardened_grading.judge), in a namespace made of the released notebook's set-up cells: the code "
         "cells that are neither answers nor tests. Each name a test uses that it does not define is the "
         "kernel's: a function is called there, any other value is copied here. Off (the default): test "
         "cells run in the sandboxed kernel, as stock nbgrader runs them. A notebook whose set-up cells "
@@ -224,18 +223,18 @@ class ResilientExecute(Execute):
     def kernel_arguments(self):
         """The grading kernel's command-line arguments: the instructor's ``extra_arguments``, then the
         sandbox's mode, the limits and this grader's pid (a kernel whose grader dies while it starts ends
-        at once: :func:`posenc_course.kernel.bind_to_grader`). Raise SandboxUnavailable as
+        at once: :func:`hardened_grading.kernel.bind_to_grader`). Raise SandboxUnavailable as
         :meth:`_sandbox_mode` does."""
         return [*self._configured_arguments, f"--sandbox={self._sandbox_mode()}", self.limits().argument(),
                 f"--grader-pid={os.getpid()}", *(f"--read-only={path}" for path in self.read_only_paths)]
 
     def limits(self):
-        """The kernel's :class:`posenc_course.kernel.Limits`, from this object's traitlets."""
+        """The kernel's :class:`hardened_grading.kernel.Limits`, from this object's traitlets."""
         return kernel.Limits(**{f.name: getattr(self, f.name) for f in dataclasses.fields(kernel.Limits)})
 
     def create_kernel_manager(self):
         """nbclient's kernel manager, on the ``ipc`` transport in a folder private to this kernel, and
-        knowing the grading kernel (:class:`posenc_course.kernel.GradingKernelSpecManager`).
+        knowing the grading kernel (:class:`hardened_grading.kernel.GradingKernelSpecManager`).
 
         The sandboxed kernel has no network: Unix sockets in this folder, bound into its sandbox, are
         its only way out. (Without the sandbox, too, nothing listens on a TCP port.)
@@ -333,7 +332,7 @@ class ResilientExecute(Execute):
                                                 self.credit_per_check)
                 except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
                     # the checks that passed before it keep their points: then the cell says so as text
-                    partial = cell.metadata.get("posenc", {}).get("score", 0) > 0
+                    partial = engine_meta(cell).get("score", 0) > 0
                     self._note(cell, None if partial else abort.ename, abort.message)
                     await self._restart_and_replay(cell_index)
                 return cell
@@ -476,7 +475,7 @@ def _say_once(logger, message):
 
 @functools.lru_cache(maxsize=1)
 def _process_cap_problem():
-    """:func:`posenc_course.kernel.process_cap_problem`, found once per grading run; the kernels' empty
+    """:func:`hardened_grading.kernel.process_cap_problem`, found once per grading run; the kernels' empty
     cgroups are removed after each kernel and when the run ends."""
     atexit.register(kernel.remove_stale_cgroups)
     return kernel.process_cap_problem()
@@ -484,11 +483,11 @@ def _process_cap_problem():
 
 @functools.lru_cache(maxsize=1)
 def _sandbox_problem():
-    """:func:`posenc_course.kernel.sandbox_problem`, found once per grading run."""
+    """:func:`hardened_grading.kernel.sandbox_problem`, found once per grading run."""
     return kernel.sandbox_problem()
 
 
-GRADED_MARKER = ".posenc-graded"
+GRADED_MARKER = ".hardened-grading-done"
 
 
 def mark_graded(assignment, student, notebooks):
@@ -507,7 +506,7 @@ def mark_graded(assignment, student, notebooks):
 
 
 #: The start of a kernel's private folder's name, in the temporary folder: then the grader's pid, a dash, random.
-KERNEL_FOLDER = "posenc-kernel-"
+KERNEL_FOLDER = "hardened-grading-kernel-"
 
 
 def remove_kernel_folders(pid=None):
@@ -530,7 +529,7 @@ def _remove_orphaned_kernel_folders():
 def remove_unfinished(root=None, students=None):
     """Remove ``autograded/STUDENT/ASSIGNMENT`` folders of the course at `root` whose grading never finished.
 
-    `students` (ids) limits it to theirs: a shard of a class (:mod:`posenc_course.grade_class`) must not
+    `students` (ids) limits it to theirs: a shard of a class (:mod:`hardened_grading.grade_class`) must not
     touch the folders that another shard is grading at the same time.
     """
     for folder in sorted(course_root(root).glob("autograded/*/*")):

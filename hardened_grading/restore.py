@@ -25,7 +25,7 @@ import copy
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .layout import course_root, grade_id, nbgrader_meta
+from .cells import course_root, grade_id, nbgrader_meta
 
 
 def course_notebook(folder, assignment, notebook_id):

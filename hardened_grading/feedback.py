@@ -2,7 +2,7 @@
 
 ``nbgrader generate_feedback`` runs :class:`FeedbackSummary` after nbgrader's ``GetGrades``
 (``GenerateFeedback.preprocessors`` in ``nbgrader_config.py``), and renders the course's template
-``posenc_course/templates/posenc_feedback``, which puts the summary first.
+``hardened_grading/templates/summary_first``, which puts the summary first.
 
 - :func:`summary` is one row per exercise with its points and, for each exercise that lost points,
   the failing checks with their messages (the function, the input, what was expected, what came back).
@@ -26,10 +26,10 @@ import nbformat
 import nbgrader
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool, Enum
+from traitlets import Bool, Enum, Unicode
 
 from .judge import HIDDEN_BEGIN, HIDDEN_END, elide
-from .layout import exercise_of, grade_id, is_test_cell, nbgrader_meta, unreadable_reason
+from .cells import META, engine_meta, grade_id, is_test_cell, nbgrader_meta, unreadable_reason
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
 WHAT_LENGTH = 160  #: what a hidden check tried, as shown before the due date, is cut to this many characters
@@ -41,8 +41,8 @@ _OWN_STATE = re.compile(r"^not run\b|not answered yet|not implemented yet|^[A-Z]
 
 
 def checks_of(cell):
-    """The checks the judge recorded for a graded test cell (dicts of :class:`posenc_course.judge.Check`)."""
-    return cell.get("metadata", {}).get("posenc", {}).get("checks", [])
+    """The checks the judge recorded for a graded test cell (dicts of :class:`hardened_grading.judge.Check`)."""
+    return engine_meta(cell).get("checks", [])
 
 
 def what_was_tried(message):
@@ -87,11 +87,29 @@ def check_message(check, full=False):
     return f"{elide(what, WHAT_LENGTH)}: {WITHHELD}"
 
 
-def checks_by_exercise(autograded_path, full=True):
-    """``{exercise: [check, ...]}`` of a graded notebook: every check of its test cells, in order, each a
+def each_test_cell(test_id):
+    """The default part a test cell belongs to in the summary: itself (its grade id)."""
+    return test_id
+
+
+def part_by_pattern(pattern):
+    """``part_of(test_id)``: the first group of `pattern` (a regular expression) in a test cell's grade id, or
+    the whole grade id when it does not match; :func:`each_test_cell` for an empty pattern."""
+    if not pattern:
+        return each_test_cell
+    compiled = re.compile(pattern)
+
+    def part_of(test_id):
+        found = compiled.search(test_id or "")
+        return found.group(1) if found and found.groups() else test_id
+    return part_of
+
+
+def checks_by_exercise(autograded_path, full=True, part_of=each_test_cell):
+    """``{part: [check, ...]}`` of a graded notebook: every check of its test cells, in order, each a
     dict with the test cell, its line, whether it is hidden, whether it passed, and its message: the
     whole message when `full` (the instructor's view), else as a student reads it before the due date
-    (:func:`check_message`)."""
+    (:func:`check_message`). ``part_of(grade id)`` groups the test cells (one part each by default)."""
     notebook = nbformat.read(str(autograded_path), as_version=4)
     found = {}
     for cell in notebook.cells:
@@ -101,7 +119,7 @@ def checks_by_exercise(autograded_path, full=True):
                          "passed": bool(check["passed"]), "message": check["message"]}
                 if not full and not shown["passed"]:
                     shown["message"] = check_message(shown)
-                found.setdefault(exercise_of(grade_id(cell)), []).append(shown)
+                found.setdefault(part_of(grade_id(cell)), []).append(shown)
     return found
 
 
@@ -110,8 +128,9 @@ def tested_name(test_id):
     return test_id.removesuffix("_test").split("_", 1)[-1]
 
 
-def summary(notebook, full=False):
-    """``[{exercise, score, max_score, failed: [{name, test, hidden, message}]}]``, in order.
+def summary(notebook, full=False, part_of=each_test_cell):
+    """``[{exercise, score, max_score, failed: [{name, test, hidden, message}]}]``, in order: one row per
+    part (``part_of(grade id)`` of its test cells; one per test cell by default).
 
     Scores are the cells' ``nbgrader.score`` where nbgrader put it (the gradebook's, in feedback), else the
     judge's own score in ``posenc.score``. The messages are as :func:`check_message` shows them: whole
@@ -122,10 +141,10 @@ def summary(notebook, full=False):
         if not is_test_cell(cell):
             continue
         meta, test_id = nbgrader_meta(cell), grade_id(cell)
-        row = rows.setdefault(exercise_of(test_id), {"exercise": exercise_of(test_id), "score": 0.0,
+        row = rows.setdefault(part_of(test_id), {"exercise": part_of(test_id), "score": 0.0,
                                                      "max_score": 0.0, "failed": []})
         points = float(meta.get("points", 0))
-        judged = cell.get("metadata", {}).get("posenc", {})
+        judged = engine_meta(cell)
         score = meta.get("score", judged.get("score", points))
         row["score"] += float(score if score is not None else 0)
         row["max_score"] += points
@@ -167,7 +186,7 @@ def summary_html(rows, full=False):
     total, maximum = sum(r["score"] for r in rows), sum(r["max_score"] for r in rows)
     told = ("with what it tried, what it expected and what came back" if full else
             "with what it tried (a hidden check says what it expected after the due date)")
-    out = ['<div id="posenc-summary" class="panel panel-info">',
+    out = ['<div id="grading-summary" class="panel panel-info">',
            f'<div class="panel-heading"><h4>Summary: {total:g} of {maximum:g} points</h4>'
            f"<p>Each exercise's points; under an exercise that lost points, each check that failed, "
            f"{told}. Fix the first one first: later checks often fail because of it.</p></div>",
@@ -182,7 +201,7 @@ def summary_html(rows, full=False):
             items = "".join(f"<li><code>{html.escape(f['name'])}</code>"
                             f"{' (hidden test)' if f['hidden'] else ''}: {html.escape(f['message'])}</li>"
                             for f in row["failed"])
-            out.append(f'<tr><td></td><td colspan="2"><ul class="posenc-failed">{items}</ul></td></tr>')
+            out.append(f'<tr><td></td><td colspan="2"><ul class="grading-failed">{items}</ul></td></tr>')
     out.append("</tbody></table></div>")
     return "\n".join(out)
 
@@ -193,14 +212,14 @@ def unreadable_html(reason, rows):
     from .grading import UNREADABLE_WHAT_TO_DO
 
     maximum = sum(r["max_score"] for r in rows)
-    return ('<div id="posenc-summary" class="panel panel-danger">'
+    return ('<div id="grading-summary" class="panel panel-danger">'
             f'<div class="panel-heading"><h4>Your submission could not be graded as sent: 0 of {maximum:g} points</h4>'
             f"<p>{html.escape(reason)}</p><p><b>{html.escape(UNREADABLE_WHAT_TO_DO)}</b></p>"
             "<p>Below is the blank assignment it was graded as.</p></div></div>")
 
 
 def _error_line(output):
-    """The one line the judge records for the error `output` of a test cell (:func:`posenc_course.judge._one_line`)."""
+    """The one line the judge records for the error `output` of a test cell (:func:`hardened_grading.judge._one_line`)."""
     if output.get("ename") == "AssertionError":
         return elide(output.get("evalue", ""), 400) or "the check failed"
     return elide(f"{output.get('ename')}: {output.get('evalue')}", 400)
@@ -299,6 +318,10 @@ class FeedbackSummary(Preprocessor):
         "answer is never in it); 'auto': 'after-due' once the assignment's due date in nbgrader's gradebook "
         "(with the student's extension) has passed, 'before-due' before it and when there is no due "
         "date.")).tag(config=True)
+    part_pattern = Unicode("", help=(
+        "A regular expression whose first group, found in a test cell's grade id, names the part of the "
+        "assignment it belongs to: the summary has one row per part (posenc: r'^(ex\\d+)_', one row per "
+        "exercise). Empty (the default): one row per test cell.")).tag(config=True)
     enabled = Bool(True)
 
     def preprocess(self, nb, resources):
@@ -312,8 +335,8 @@ class FeedbackSummary(Preprocessor):
                                  "c.FeedbackSummary.hidden_messages to 'after-due' to show them in full.",
                                  type(error).__name__, error)
         full = full_messages(self.hidden_messages, due)
-        rows, reason = summary(nb, full), unreadable_reason(nb)
-        resources.setdefault("posenc", {})["summary_html"] = (unreadable_html(reason, rows) if reason
+        rows, reason = summary(nb, full, part_by_pattern(self.part_pattern)), unreadable_reason(nb)
+        resources.setdefault(META, {})["summary_html"] = (unreadable_html(reason, rows) if reason
                                                               else summary_html(rows, full))
         if reason:  # said once, at the top
             nb.cells = nb.cells[1:]
@@ -325,7 +348,7 @@ class FeedbackSummary(Preprocessor):
 
 
 class SummaryFirstHTMLExporter(HTMLExporter):
-    """nbgrader's feedback page with the course's summary first (``templates/posenc_feedback``).
+    """nbgrader's feedback page with the course's summary first (``templates/summary_first``).
 
     ``GenerateFeedback.exporter_class`` in ``nbgrader_config.py``: a class of its own, so that the
     template applies to the feedback and not to formgrader's pages, which also export HTML.
@@ -337,6 +360,6 @@ class SummaryFirstHTMLExporter(HTMLExporter):
         self.extra_template_basedirs = [
             str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
             str(Path(__file__).parent / "templates")]
-        self.template_name = "posenc_feedback"
+        self.template_name = "summary_first"
         self.template_file = "summary_first.html.j2"
         self.template_paths = self._template_paths()  # its default was found with the old names

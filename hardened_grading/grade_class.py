@@ -1,9 +1,12 @@
 """Grade a whole class at once: submissions graded in parallel, with progress, resumable, shardable.
 
-    posenc-grade                           # every submission of posenc in submitted/, one worker per core
-    posenc-grade --jobs 2 --student 's0*' --student s123,s124
-    posenc-grade --force                   # grade again those already graded
-    posenc-grade --shard 3/8               # the 4th of 8 equal parts of the class (one machine's share)
+    hardened-grade ps1                     # every submission of ps1 in submitted/, one worker per core
+    hardened-grade ps1 --jobs 2 --student 's0*' --student s123,s124
+    hardened-grade ps1 --force             # grade again those already graded
+    hardened-grade ps1 --shard 3/8         # the 4th of 8 equal parts of the class (one machine's share)
+
+A course may ship it under its own name, with its assignment as the default (``posenc-grade`` is
+``main(program="posenc-grade", default_assignment="posenc")``).
 
 Run it in the course directory (or give ``--course``). It is ``nbgrader autograde ASSIGNMENT`` for many
 students at once, and nothing else: each worker process imports nbgrader once and calls its own
@@ -44,15 +47,15 @@ from pathlib import Path
 from traitlets import Float, Integer, Unicode
 from traitlets.config import Configurable
 
-from .course import load_config, nbgrader_api, nbgrader_env
+from .cells import course_root
 from .kernel import die_with_parent
-from .layout import ASSIGNMENT, course_root
+from .nbgrader_app import load_config, nbgrader_api, nbgrader_env
 
-PROGRAM = "posenc-grade"
+PROGRAM = "hardened-grade"  #: the command, as its messages name it (a course may give it its own name)
 
 
 class GradeClass(Configurable):
-    """Settings of ``posenc-grade`` that an instructor may change in ``nbgrader_config.py``."""
+    """Settings of ``hardened-grade`` that an instructor may change in ``nbgrader_config.py``."""
 
     jobs = Integer(0, min=0, help=(
         "Worker processes grading at once; 0: one per core this process may use. Each imports nbgrader once "
@@ -73,7 +76,7 @@ class Outcome:
     status: str  #: "graded", "skipped" (already graded, no --force) or "failed"
     seconds: float
     reason: str = ""  #: why it failed, in one line
-    #: what went wrong in a graded submission, from its graded notebook (:func:`posenc_course.report.incidents`):
+    #: what went wrong in a graded submission, from its graded notebook (:func:`hardened_grading.incidents.incidents`):
     #: ``(what, where, why)``: an unreadable file, a cell that timed out, crashed the kernel or ran out of memory
     problems: tuple = ()
 
@@ -175,9 +178,9 @@ def _end_worker():
 
     ``os._exit``, not a return: the interpreter's teardown would wait on what the interrupted grading left
     (sockets to a kernel, an event loop stopped mid-call). Its kernel ends with it: the kernel's launcher is
-    bound to this process (:func:`posenc_course.kernel.bind_to_grader`) and bwrap ends the sandbox.
+    bound to this process (:func:`hardened_grading.kernel.bind_to_grader`) and bwrap ends the sandbox.
     """
-    grading = sys.modules.get("posenc_course.grading")  # loaded by nbgrader once it has graded
+    grading = sys.modules.get("hardened_grading.grading")  # loaded by nbgrader once it has graded
     if grading:
         grading.remove_kernel_folders(os.getpid())
     os._exit(0)
@@ -200,17 +203,22 @@ def failure_reason(result):
 
 
 def problems_of(course, student, assignment):
-    """:func:`posenc_course.report.incidents` of a student's graded notebook (none if it cannot be read)."""
+    """:func:`hardened_grading.incidents.incidents` of a student's graded notebooks, each named when the
+    assignment has several (none for a notebook that cannot be read: nbgrader's own failure says why)."""
     import nbformat
 
-    from .layout import NOTEBOOK
-    from .report import incidents
+    from .incidents import incidents
 
-    try:
-        notebook = nbformat.read(str(Path(course) / "autograded" / student / assignment / NOTEBOOK), as_version=4)
-    except Exception:  # no graded notebook: nbgrader's own failure says why
-        return ()
-    return tuple(incidents(notebook))
+    paths = sorted((Path(course) / "autograded" / student / assignment).glob("*.ipynb"))
+    found = []
+    for path in paths:
+        try:
+            notebook = nbformat.read(str(path), as_version=4)
+        except Exception:
+            continue
+        found += [(what, f"{path.name}, {where}" if len(paths) > 1 else where, why)
+                  for what, where, why in incidents(notebook)]
+    return tuple(found)
 
 
 def work(course, db_url, log_path, connection, parent):
@@ -407,14 +415,14 @@ class Progress:
             self.bar.close()
 
 
-def summary(outcomes, seconds, jobs, log_path, assignment, shard=None):
+def summary(outcomes, seconds, jobs, log_path, assignment, shard=None, program=PROGRAM):
     """The end of a run: how many were graded, skipped and failed; every graded submission that could not
     be read, timed out, crashed its kernel or ran out of memory, with where and why; the log."""
     counts = {status: [o for o in outcomes if o.status == status] for status in ("graded", "skipped", "failed")}
     part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     worked = len(counts["graded"]) + len(counts["failed"])  # the rate is of those graded, not those skipped
     rate = f", {worked / seconds:.2f} graded per second" if seconds and worked else ""
-    lines = [f"{PROGRAM}: {len(outcomes)} submissions of {assignment}{part} in {duration(seconds)} with "
+    lines = [f"{program}: {len(outcomes)} submissions of {assignment}{part} in {duration(seconds)} with "
              f"{jobs} worker{'s' if jobs != 1 else ''}{rate}",
              f"  graded:  {len(counts['graded'])}"]
     troubled = sorted((o for o in counts["graded"] if o.problems), key=lambda o: o.student)
@@ -450,7 +458,7 @@ def run(args):
     """Grade as `args` (parsed by :func:`parser`) say; return the exit code."""
     course = course_root(args.course)
     if not (course / "nbgrader_config.py").exists():
-        raise UsageError(f"{course}: not a course directory (no nbgrader_config.py); run {PROGRAM} in the "
+        raise UsageError(f"{course}: not a course directory (no nbgrader_config.py); run {args.program} in the "
                          "course directory, or give --course")
     config = load_config(course)
     settings = GradeClass(config=config)
@@ -470,12 +478,12 @@ def run(args):
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     log_path = log_folder / (f"grade-{stamp}" + (f"-shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".log")
     db_url = gradebook_url(config, course, args.db_url, settings.sqlite_timeout)
-    print(f"{PROGRAM}: {len(students)} submissions of {args.assignment}"
+    print(f"{args.program}: {len(students)} submissions of {args.assignment}"
           + (f" (shard {shard[0]}/{shard[1]})" if shard else "")
           + f", {min(jobs, len(students))} workers, gradebook {safe_url(db_url)}; log: {log_path}",
           file=sys.stderr, flush=True)
     if not students:
-        print(summary([], 0.0, 0, log_path, args.assignment, shard))
+        print(summary([], 0.0, 0, log_path, args.assignment, shard, args.program))
         return 0
 
     os.environ["PATH"] = nbgrader_env()["PATH"]
@@ -484,7 +492,7 @@ def run(args):
     try:
         refuse_without_sandbox(config)
     except SystemExit as stop:  # the sandbox is required and cannot be made here: it says what to do
-        raise UsageError(str(stop).removeprefix("posenc: ")) from None
+        raise UsageError(str(stop).removeprefix("hardened_grading: ")) from None
     prepare_gradebook(db_url, config.CourseDirectory.get("course_id", "default_course"), args.assignment)
     remove_unfinished(course, set(students))  # only this run's students: other shards may be grading theirs
 
@@ -496,21 +504,28 @@ def run(args):
                                      force=args.force, on_outcome=progress)
     except KeyboardInterrupt:
         progress.close()
-        print(f"\n{PROGRAM}: interrupted after {progress.done} of {len(students)} submissions; what was graded is "
+        print(f"\n{args.program}: interrupted after {progress.done} of {len(students)} submissions; what was graded is "
               f"kept. Run the same command again to finish (log: {log_path})", file=sys.stderr)
         return 130
     finally:
         progress.close()
-    print(summary(outcomes, time.monotonic() - started, min(jobs, len(students)), log_path, args.assignment, shard))
+    print(summary(outcomes, time.monotonic() - started, min(jobs, len(students)), log_path, args.assignment, shard,
+                  args.program))
     return 1 if any(o.status == "failed" for o in outcomes) else 0
 
 
-def parser():
-    p = argparse.ArgumentParser(prog=PROGRAM, description=__doc__.splitlines()[0],
+def parser(program=PROGRAM, default_assignment=None):
+    """The command line; `default_assignment` makes the assignment optional (a course's own command)."""
+    p = argparse.ArgumentParser(prog=program, description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="Settings: GradeClass.jobs, GradeClass.sqlite_timeout and GradeClass.log_folder "
                                        "in nbgrader_config.py; the gradebook is CourseDirectory.db_url.")
-    p.add_argument("assignment", nargs="?", default=ASSIGNMENT, help=f"the assignment (default: {ASSIGNMENT})")
+    if default_assignment:
+        p.add_argument("assignment", nargs="?", default=default_assignment,
+                       help=f"the assignment (default: {default_assignment})")
+    else:
+        p.add_argument("assignment", help="the assignment, as nbgrader names it (its folder in submitted/STUDENT/)")
+    p.set_defaults(program=program)
     p.add_argument("--student", action="append", default=[], metavar="ID",
                    help="grade only these students: an id, a glob ('s0*') or a comma-separated list; may be repeated")
     p.add_argument("--jobs", "-j", type=int, default=None,
@@ -523,12 +538,12 @@ def parser():
     return p
 
 
-def main(argv=None):
-    args = parser().parse_args(argv)
+def main(argv=None, program=PROGRAM, default_assignment=None):
+    args = parser(program, default_assignment).parse_args(argv)
     try:
         return run(args)
     except UsageError as error:
-        print(f"{PROGRAM}: {error}", file=sys.stderr)
+        print(f"{program}: {error}", file=sys.stderr)
         return 2
 
 

@@ -1,7 +1,7 @@
 """The judge's link to the grading kernel: one judged test cell, and the requests it makes.
 
-A test cell runs in the grader (:mod:`posenc_course.judge`); each call of a student's function
-becomes a request that the kernel's agent (:mod:`posenc_course.agent`) carries out. This module
+A test cell runs in the grader (:mod:`hardened_grading.judge`); each call of a student's function
+becomes a request that the kernel's agent (:mod:`hardened_grading.agent`) carries out. This module
 carries the requests:
 
 - over a Jupyter comm, opened once per kernel: the fast path, about a third of a cell's round trip;
@@ -10,8 +10,8 @@ carries the requests:
 
 Everything one test cell's requests share (its index, deadline, what the kernel printed, who answers
 callbacks) is one :class:`TestCellRun`. A kernel that dies, runs out of memory or overruns the
-deadline ends the cell with :class:`posenc_course.judge.Abort`; recovering from it is the caller's job
-(:class:`posenc_course.grading.ResilientExecute`).
+deadline ends the cell with :class:`hardened_grading.judge.Abort`; recovering from it is the caller's job
+(:class:`hardened_grading.grading.ResilientExecute`).
 """
 
 import asyncio
@@ -26,7 +26,7 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async
 
 from . import judge
-from .layout import grade_id
+from .cells import META, grade_id
 
 
 @dataclass
@@ -187,7 +187,7 @@ def record_verdict(cell, checks, stdout, error, abort=None, per_check=True):
     the failed ones on stdout, then the score as the cell's result, which nbgrader records as partial
     credit. None passed (or no checks and an error): the summary and the error, which scores 0.
     `abort` (the kernel died or ran over time) is said in the summary; the caller restarts the kernel.
-    The checks are kept in the cell's metadata (``posenc.checks``) for the feedback and reports.
+    The checks are kept in the cell's metadata (``hardened_grading.checks``) for the feedback and reports.
     Without `per_check`, the cell scores all its points, or none when it raised or the kernel gave out.
     """
     points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
@@ -196,7 +196,7 @@ def record_verdict(cell, checks, stdout, error, abort=None, per_check=True):
         score = judge.score_of(checks, points)
     else:  # all or nothing, as stock nbgrader scores a test cell: it fails when it raises
         score = 0.0 if error or abort else points
-    cell.metadata["posenc"] = {"checks": [check.as_dict() for check in checks], "score": score, "points": points}
+    cell.metadata[META] = {"checks": [check.as_dict() for check in checks], "score": score, "points": points}
     if stdout:
         cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
     if not failed and error is None and abort is None:

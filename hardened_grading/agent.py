@@ -1,4 +1,4 @@
-"""The grading kernel's side of the judge (:mod:`posenc_course.judge`).
+"""The grading kernel's side of the judge (:mod:`hardened_grading.judge`).
 
 While a submission is graded, its test cells run in the grader's own process, out of reach of
 the student's code. The judge runs this file's source in the grading kernel, which then answers
@@ -20,7 +20,7 @@ import warnings
 
 import numpy
 
-MIME = "application/vnd.posenc.judge"
+MIME = "application/vnd.hardened-grading.judge"
 
 
 def encode(value, depth=0):

@@ -2,7 +2,7 @@
 
 ``nbgrader_config.py`` runs student code in the kernel ``posenc-grader``, whose command is this
 module (:class:`GradingKernelSpecManager`). Started by the grader
-(:class:`posenc_course.grading.ResilientExecute`), it
+(:class:`hardened_grading.grading.ResilientExecute`), it
 
 - starts the kernel in a fresh bubblewrap sandbox (``bwrap``, Linux only), built from an allow-list:
 
@@ -43,7 +43,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from .layout import course_root
+from .cells import course_root
 
 KERNEL_NAME = "posenc-grader"
 # require: no sandbox, no kernel (grading a class); if-available: sandboxed where bubblewrap works,
@@ -151,7 +151,7 @@ def _grading_kernel_spec_manager():
         """Jupyter's kernel specs, and the grading kernel's, which is installed nowhere.
 
         The grader asks for its kernel (``ResilientExecute.kernel_name``, :data:`KERNEL_NAME` by default) through this manager
-        (:meth:`posenc_course.grading.ResilientExecute.create_kernel_manager`). It is not written into any
+        (:meth:`hardened_grading.grading.ResilientExecute.create_kernel_manager`). It is not written into any
         ``share/jupyter/kernels``: JupyterLab's Launcher and kernel menu, which a student uses, never offer it.
         """
 
@@ -162,7 +162,7 @@ def _grading_kernel_spec_manager():
                 return super().get_kernel_spec(kernel_name)
             return self.kernel_spec_class(
                 resource_dir=str(Path(__file__).parent),
-                argv=[sys.executable, "-m", "posenc_course.kernel", "-f", "{connection_file}"],
+                argv=[sys.executable, "-m", "hardened_grading.kernel", "-f", "{connection_file}"],
                 display_name="Python 3 (posenc grading sandbox)",
                 language="python",
                 interrupt_mode="message",  # a signal would reach bwrap, not the kernel
@@ -427,7 +427,7 @@ def remove_stale_cgroups():
 def die_with_parent(signum=signal.SIGKILL):
     """Have the kernel (Linux's) send this process `signum` when its parent dies, even by SIGKILL. It is
     kept across ``exec``: bwrap's outer process, killed so, ends the sandbox and its PID namespace
-    (``--die-with-parent``); a grading worker (:mod:`posenc_course.grade_class`), sent SIGTERM, stops its
+    (``--die-with-parent``); a grading worker (:mod:`hardened_grading.grade_class`), sent SIGTERM, stops its
     kernel on the way out."""
     if not sys.platform.startswith("linux"):
         return
@@ -451,7 +451,7 @@ def enter_sandbox(options, cwd):
     # inside, its parent is the sandbox's init (no --grader-pid), and what is bound is bound
     inner = [f"--sandbox={options.mode}", options.limits.argument(), *argv]
     command = sandbox_command(Path(cwd), folder, options.limits, options.read_only) + _account_files() + \
-        [sys.executable, "-m", "posenc_course.kernel", *inner]
+        [sys.executable, "-m", "hardened_grading.kernel", *inner]
     cap_processes(options.limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
     # bind_to_grader's PR_SET_PDEATHSIG is kept across exec: a grader killed outright takes its sandbox with it
     os.execvpe(command[0], command, sandbox_environment(options.limits))
@@ -632,7 +632,7 @@ def main():
         # Its parent is the sandbox's own init: no parent to poll (--die-with-parent ends it), and no
         # "Ctrl-C will not work" notice for the grader's terminal.
         kernel_args.append("--IPKernelApp.parent_handle=1")
-        kernel_args.append("--IPKernelApp.exec_lines=__import__('posenc_course.kernel').kernel"
+        kernel_args.append("--IPKernelApp.exec_lines=__import__('hardened_grading.kernel').kernel"
                            f".limit_cpu_per_cell(get_ipython(), {limits.cpu_seconds_per_cell})")
     # No history file: not in the grader's ~/.ipython, and not filling the sandbox's /tmp.
     kernel_args.append("--HistoryManager.hist_file=:memory:")

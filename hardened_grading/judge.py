@@ -2,11 +2,11 @@
 
 Student code and the checks used to share one kernel, so an answer could rebind ``check_close``,
 patch ``np.allclose`` or ``np.sin``, or install an IPython hook that swallows errors or rewrites
-the next cell. While grading, :class:`posenc_course.grading.ResilientExecute` therefore runs each
+the next cell. While grading, :class:`hardened_grading.grading.ResilientExecute` therefore runs each
 test cell here instead, in a fresh namespace made of the released notebook's own setup cells
 (``numpy``, ``math`` and the ``check_*`` helpers, all the grader's own objects). Every name the
 test uses that it does not define is looked up in the kernel: a student's function becomes a
-:class:`KernelFunction`, whose calls are carried out in the kernel by :mod:`posenc_course.agent`;
+:class:`KernelFunction`, whose calls are carried out in the kernel by :mod:`hardened_grading.agent`;
 any other variable (a multiple-choice answer) is copied over as a value. Expected values and
 comparisons never leave this process, so the only way to pass a test is to return right answers.
 
@@ -33,7 +33,7 @@ import nbformat
 import numpy
 
 from . import agent
-from .layout import grade_id, is_answer_cell, is_test_cell
+from .cells import grade_id, is_answer_cell, is_test_cell
 
 AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
 # Warnings the kernel reports are raised again here as these classes; any other name is a UserWarning.
