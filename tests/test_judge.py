@@ -278,3 +278,39 @@ def test_a_long_expected_and_a_long_got_both_show():
     message = "apply_rope: expected [" + "1.5 " * 300 + "] got [" + "2.5 " * 300 + "]"
     shown = judge.elide(message, 400)
     assert len(shown) <= 400 and shown.startswith("apply_rope: expected [1.5") and " got [2.5" in shown
+
+
+@pytest.mark.parametrize("what, source, functions, passed, score", PARTIAL, ids=[row[0] for row in PARTIAL])
+def test_without_credit_per_check_a_test_cell_scores_all_or_nothing(what, source, functions, passed, score):
+    """``credit_per_check`` off (the engine's default): all the points when the cell raised nothing, else none, as
+    stock nbgrader scores it; the checks are still listed."""
+    import nbformat
+
+    from hardened_grading.cells import engine_meta
+    from hardened_grading.kernel_link import record_verdict
+
+    the_judge = judge.Judge(_answers(**functions))
+    stdout, error = the_judge.run(source, _checks_setup(), "<test cell t>", functions=set(functions))
+    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade": True, "points": 4, "grade_id": "t"}})
+    record_verdict(cell, the_judge.checks, stdout, error, per_check=False)
+    assert engine_meta(cell)["score"] == (4.0 if error is None else 0.0)
+    assert (error is None) == all(passed)  # every row of PARTIAL that fails a check raises
+    scored = [o for o in cell.outputs if o.output_type == "execute_result"]
+    assert not scored, "no partial score for nbgrader to record"
+    assert any(o.output_type == "error" for o in cell.outputs) == (error is not None)
+
+
+def test_a_set_up_cell_that_needs_the_kernel_says_which_cell_and_why():
+    """A set-up cell that calls an answer (nbgrader's documentation course: ``squares(10)`` below the answer)
+    cannot run in the grader: the error names the cell, so the log can say why its tests run in the kernel."""
+    import nbformat
+
+    answer = nbformat.v4.new_code_cell("def squares(n):\n    return [i * i for i in range(1, n + 1)]",
+                                       metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "squares"}})
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import math"), answer,
+                                               nbformat.v4.new_code_cell("squares(10)")])
+    with pytest.raises(judge.SetupError) as raised:
+        judge.setup_namespace(notebook)
+    assert judge.setup_problem(raised.value) == "cell 3: NameError: name 'squares' is not defined"
+    del notebook.cells[2]
+    assert "math" in judge.setup_namespace(notebook)
