@@ -205,6 +205,7 @@ class ResilientExecute(Execute):
         self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
         self._output_used = {}  # execute request's msg_id -> bytes of output it sent
         self._kernel_folder = None
+        self._folder = None  # the notebook's folder (where its kernel runs), while one is graded
         self.timeout_func = self._time_limit
         self._configured_arguments = list(self.extra_arguments)  # the instructor's (Execute.extra_arguments)
 
@@ -213,7 +214,8 @@ class ResilientExecute(Execute):
         self._setup = None
         self._output_used = {}
         self.extra_arguments = self.kernel_arguments()
-        folder = ((resources or {}).get("metadata") or {}).get("path")
+        folder = ((resources or {}).get("metadata") or {}).get("path") or None
+        self._folder = os.path.abspath(folder) if folder else None
         for path in self.read_only_paths if folder else ():
             problem = kernel.read_only_problem(path, course_root(folder))
             if problem:
@@ -329,7 +331,7 @@ class ResilientExecute(Execute):
             if setup is not None:
                 try:
                     await self._link.judge_cell(cell, cell_index, setup, self.timeout or 10**6,
-                                                self.credit_per_check)
+                                                self.credit_per_check, self._folder)
                 except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
                     # the checks that passed before it keep their points: then the cell says so as text
                     partial = engine_meta(cell).get("score", 0) > 0

@@ -16,6 +16,7 @@ deadline ends the cell with :class:`hardened_grading.judge.Abort`; recovering fr
 
 import asyncio
 import json
+import os
 import queue
 import time
 import uuid
@@ -67,11 +68,13 @@ class KernelLink:
         self._client, self._run_code = client, run_code
         self._comm = None  # (kernel client, comm id) of the agent's comm in the current kernel
 
-    async def judge_cell(self, cell, index, setup, seconds, per_check=True):
+    async def judge_cell(self, cell, index, setup, seconds, per_check=True, folder=None):
         """Run test cell `cell` in this process against the kernel; fill its outputs.
 
         `setup` is ``(namespace, answer function names, predict)`` (:func:`judge.trusted_setup`);
-        `per_check`: the cell scores the share of its checks that passed (else all or nothing).
+        `per_check`: the cell scores the share of its checks that passed (else all or nothing); `folder`:
+        the notebook's folder, where the kernel runs, and so where the test's relative paths lead (a data
+        file beside the notebook).
         Raises :class:`judge.Abort` (after filling what was printed) when the kernel gives out.
         """
         namespace, functions, predict = setup
@@ -85,8 +88,8 @@ class KernelLink:
         run.answer_callback = the_judge.answer_callback
         cell.outputs, cell.execution_count = [], None
         try:
-            stdout, error = await asyncio.to_thread(the_judge.run, cell.source, namespace, judge.cell_label(grade_id(cell)),
-                                                    functions, predict(cell.source))
+            stdout, error = await asyncio.to_thread(in_folder, folder, the_judge.run, cell.source, namespace,
+                                                    judge.cell_label(grade_id(cell)), functions, predict(cell.source))
         except judge.Abort as abort:
             cell.outputs.extend(run.printed)
             record_verdict(cell, the_judge.checks, "", None, abort=f"{abort.ename}: {abort.message}",
@@ -178,6 +181,20 @@ class KernelLink:
             message = await ensure_async(kc.stdin_channel.get_msg(timeout=None))
             if message["header"]["msg_type"] == "input_request":
                 kc.input(answer_callback(message["content"].get("prompt", "")))
+
+
+def in_folder(folder, function, *args):
+    """``function(*args)`` with `folder` as the working folder (the process's, so the grader must not use
+    relative paths meanwhile: it waits for the test cell), the previous one restored after; as it is without
+    a folder."""
+    if not folder:
+        return function(*args)
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        return function(*args)
+    finally:
+        os.chdir(previous)
 
 
 def record_verdict(cell, checks, stdout, error, abort=None, per_check=True):

@@ -7,7 +7,8 @@ validate`` and a plain top-to-bottom run give it. Only the locked cells (the tes
 helpers) are the release's, whatever the student did to them:
 
 - a locked cell the student edited is the release's again, with its hidden tests (the gradebook's
-  source, so that nbgrader's ``OverwriteCells`` finds nothing to restore and says nothing);
+  source, so that nbgrader's ``OverwriteCells`` finds nothing to restore); the log names it, as stock
+  nbgrader's warning of a changed checksum does;
 - a deleted one is put back in its place: after the cell it follows in the release (and after the
   student's own cells there), as nbgrader's ``add_missing_cells`` does;
 - a duplicated one counts once (its first copy); one moved out of the release's order goes back in its
@@ -111,7 +112,7 @@ def restore(submission, release, locked=None):
     by_id = {grade_id(cell): cell for cell in release.cells if grade_id(cell)}
     answers = {name for name, cell in by_id.items() if nbgrader_meta(cell).get("solution")}
     release_sources = {cell.source for cell in release.cells}
-    problems, duplicated = [], []
+    problems, duplicated, edited = [], [], []
 
     def kind(names):
         """How the log names these release cells: "test" cells when they all are, else "locked"."""
@@ -133,15 +134,19 @@ def restore(submission, release, locked=None):
                 duplicated.append(name)
                 continue
             seen.add(name)
+            if cell.source != by_id[name].source:  # as stock nbgrader warns of a changed checksum
+                edited.append(name)
             cells.append(restored(name)), names.append(name), own.append(False)
         else:
             if name in answers:
                 problems.append(f"answer cell {name} appears more than once")
             cells.append(plain(cell)), names.append(None), own.append(cell.source not in release_sources)
 
+    if edited:
+        problems.append(f"{len(edited)} {kind(edited)} cell(s) edited: {', '.join(edited)}")
     if duplicated:
         problems.append(f"{kind(duplicated)} cells duplicated: {', '.join(sorted(set(duplicated)))}")
-    if not answers & set(names):
+    if answers and not answers & set(names):
         problems.append("none of the assignment's answer cells is in this notebook (a notebook of another assignment?)")
 
     # Locked cells out of the release's order go back to their place; answer cells stay where they are.

@@ -314,3 +314,16 @@ def test_a_set_up_cell_that_needs_the_kernel_says_which_cell_and_why():
     assert judge.setup_problem(raised.value) == "cell 3: NameError: name 'squares' is not defined"
     del notebook.cells[2]
     assert "math" in judge.setup_namespace(notebook)
+
+
+def test_source_answers_that_do_not_run_predict_nothing_and_judging_goes_on(tmp_path):
+    """A source notebook whose answer cell is itself a stub (nbgrader's own test fixture ``p1``): the calls of
+    right answers cannot be predicted, so none are, and the test cell is judged call by call."""
+    import nbformat
+
+    answer = nbformat.v4.new_code_cell("# YOUR CODE HERE\nraise NotImplementedError()",
+                                       metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "set_a"}})
+    path = tmp_path / "p1.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[answer]), str(path))
+    namespace, functions, predict = judge.trusted_setup(path, path)
+    assert functions == set() and predict("assert a == 1") == ()

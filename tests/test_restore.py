@@ -5,6 +5,8 @@ helpers, then exercises of an answer cell and a locked test cell each. ``tests/t
 ``tests/test_grading.py`` prove the same in real ``nbgrader autograde`` runs.
 """
 
+import copy
+
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -76,7 +78,8 @@ def test_prose_and_set_up_cells_are_the_students_as_edited():
 def test_an_edited_test_cell_is_the_gradebooks_with_its_hidden_tests():
     mine = student(lambda nb: setattr(nb.cells[index(nb, "t2")], "source", "pass"))
     cells, problems = restore(mine, release(), locked={"t2": "check('t2')\n# hidden"})
-    assert cells[index(mine, "t2")].source == "check('t2')\n# hidden" and problems == []
+    assert cells[index(mine, "t2")].source == "check('t2')\n# hidden"
+    assert problems == ["1 test cell(s) edited: t2"], "the log names it, as stock nbgrader's changed checksum"
 
 
 def test_deleted_test_cells_go_back_after_their_answer_and_the_students_cells_there():
@@ -156,3 +159,11 @@ def test_longest_increasing(values, length):
     chosen = sorted(longest_increasing(values))
     assert len(chosen) == length
     assert all(values[a] < values[b] for a, b in zip(chosen, chosen[1:]))
+
+
+def test_a_notebook_with_no_answer_cells_is_not_said_to_be_of_another_assignment():
+    """A released notebook with tests and no answer cells (nbgrader's ``open_relative_file.ipynb``) is
+    graded with nothing said of it."""
+    tests_only = new_notebook(cells=[c for c in release().cells if not c.metadata.get("nbgrader", {}).get("solution")])
+    cells, problems = restore(copy.deepcopy(tests_only), tests_only)
+    assert sources(cells) == sources(tests_only.cells) and problems == []

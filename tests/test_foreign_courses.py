@@ -1,0 +1,341 @@
+"""Courses nobody here wrote grade with the engine exactly as with stock nbgrader.
+
+Each course of ``tests/nbgrader_courses`` (nbgrader's own, copied unchanged: its README) is graded twice
+in one test run, in two course folders: with stock nbgrader's configuration, and with the same plus the
+engine's adoption lines (the first ``python`` block under ``## Adopting it`` in ``docs/engine.md``). One
+``nbgrader autograde`` run per folder grades every submission of the course (module fixture); the tests
+then compare the two gradebooks and ``autograded/`` folders, submission by submission:
+
+- an honest submission, or one whose tests stock nbgrader restores, scores the same: per notebook
+  (``code_score``) and per grade cell (``auto_score``);
+- a cheat attempt never scores more with the engine than with stock nbgrader;
+- the engine grades every submission: a row in its gradebook, a folder in ``autograded/``, with every
+  file stock nbgrader leaves there (those the notebook itself wrote included).
+
+The expected scores are always stock nbgrader's in the same run, never numbers of the engine's.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook, MissingEntry
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "nbgrader_courses"
+ENGINE_DOC = ROOT / "docs" / "engine.md"
+ADOPTION_HEADING = "## Adopting it"
+
+COMMAND_SECONDS = 600  #: the longest one nbgrader command may take
+LOOP_SECONDS = 5  #: c.Execute.timeout of the course with an endless loop, in both configurations
+#: The engine's configurations: its adoption lines as they are (its defaults), and with the two settings
+#: this course turns on, test cells in the grader and credit per check (a course whose set-up cells need the
+#: kernel then has its tests run there: the same scores).
+ENGINES = {"engine": "", "engine-trusted": "c.ResilientExecute.trusted_tests = True\nc.ResilientExecute.credit_per_check = True"}
+FLAVOURS = ("stock", *ENGINES)
+
+
+def adoption_lines(doc=None):
+    """The engine's adoption lines: the first fenced ``python`` block after ``## Adopting it`` in `doc`.
+
+    Raises
+    ------
+    LookupError
+        When `doc`, its heading or a ``python`` block after it is missing.
+    """
+    doc = ENGINE_DOC if doc is None else doc
+    if not Path(doc).is_file():
+        raise LookupError(f"{doc} is missing: it holds the engine's adoption lines (under {ADOPTION_HEADING!r})")
+    text = Path(doc).read_text(encoding="utf-8")
+    heading = re.search(rf"^{re.escape(ADOPTION_HEADING)}[ \t]*$", text, re.MULTILINE)
+    if heading is None:
+        raise LookupError(f"{doc} has no heading line {ADOPTION_HEADING!r}")
+    block = re.search(r"^```python[ \t]*\n(.*?)^```[ \t]*$", text[heading.end():], re.MULTILINE | re.DOTALL)
+    if block is None:
+        raise LookupError(f"{doc} has no ```python block after {ADOPTION_HEADING!r}")
+    return block.group(1)
+
+
+# The courses -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Course:
+    """A course of ``nbgrader_courses``: how to lay it out, and who is graded.
+
+    Attributes
+    ----------
+    name : str
+        Its folder in ``nbgrader_courses``, and its ``course_id``.
+    config : str
+        Lines of ``nbgrader_config.py`` that both configurations have.
+    submissions : dict
+        ``{student: {path in the submission: file of the course's folder}}``, or None when the course
+        has its own ``students/`` folder (copied as ``submitted/``).
+    source : dict
+        ``{path in source/ASSIGNMENT: file of the course's folder}``, or None when the course has its
+        own ``source/`` folder.
+    cheats : tuple of str
+        Students whose score may only be lower with the engine; every other must score the same.
+    """
+
+    name: str
+    config: str
+    assignment: str = "ps1"
+    source: dict | None = None
+    submissions: dict | None = None
+    cheats: tuple = ()
+    students: tuple = field(init=False)
+
+    def __post_init__(self):
+        students = self.submissions or {p.name: None for p in (DATA / self.name / "students").iterdir()}
+        object.__setattr__(self, "students", tuple(sorted(students)))
+
+    def lay_out(self, folder):
+        """Write the course's ``source/`` and ``submitted/`` into `folder`."""
+        data = DATA / self.name
+        if self.source is None:
+            shutil.copytree(data / "source", folder / "source")
+        else:
+            for name, original in self.source.items():
+                _copy(data / original, folder / "source" / self.assignment / name)
+        if self.submissions is None:
+            shutil.copytree(data / "students", folder / "submitted")
+        else:
+            for student, files in self.submissions.items():
+                for name, original in files.items():
+                    _copy(data / original, folder / "submitted" / student / self.assignment / name)
+
+
+def _copy(original, copy):
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(original, copy)
+
+
+#: nbgrader's documentation course, its header included, as its docs generate it.
+USER_GUIDE = Course(name="user_guide", config='c.IncludeHeaderFooter.header = "source/header.ipynb"')
+
+#: nbgrader's own autograde scenarios (nbgrader/tests/apps/test_nbgrader_autograde.py), as students of one
+#: assignment whose notebooks are the scenarios' source notebooks. A student submits only the notebook
+#: (and files) of their scenario: the others are missing, and score 0, in both gradebooks.
+APPS_FILES = Course(
+    name="apps_files",
+    config=f"c.Execute.timeout = {LOOP_SECONDS}",
+    source={"p1.ipynb": "submitted-unchanged.ipynb", "open_relative_file.ipynb": "open_relative_file.ipynb",
+            "data.txt": "data.txt", "side-effects.ipynb": "side-effects.ipynb",
+            "infinite-loop.ipynb": "infinite-loop.ipynb"},
+    submissions={
+        "unchanged": {"p1.ipynb": "submitted-unchanged.ipynb"},
+        "changed": {"p1.ipynb": "submitted-changed.ipynb"},
+        "cheat-attempt": {"p1.ipynb": "submitted-cheat-attempt.ipynb"},
+        "cheat-attempt-alternative": {"p1.ipynb": "submitted-cheat-attempt-alternative.ipynb"},
+        "grade-cell-changed": {"p1.ipynb": "submitted-grade-cell-changed.ipynb"},
+        "locked-cell-changed": {"p1.ipynb": "submitted-locked-cell-changed.ipynb"},
+        "open-relative-file": {"open_relative_file.ipynb": "open_relative_file.ipynb", "data.txt": "data.txt"},
+        "side-effects": {"side-effects.ipynb": "side-effects.ipynb"},
+        "infinite-loop": {"infinite-loop.ipynb": "infinite-loop.ipynb"},
+    },
+    cheats=("cheat-attempt", "cheat-attempt-alternative"),
+)
+
+COURSES = {course.name: course for course in (USER_GUIDE, APPS_FILES)}
+SUBMISSIONS = [pytest.param(course, student, id=f"{course.name}/{student}")
+               for course in COURSES.values() for student in course.students]
+
+
+# Grading -----------------------------------------------------------------------------------------
+
+def nbgrader(folder, *args):
+    """Run ``python -m nbgrader ARGS`` in the course `folder`; return the finished process."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=folder, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_SECONDS)
+
+
+@dataclass
+class Graded:
+    """One course graded with one configuration.
+
+    Attributes
+    ----------
+    folder : pathlib.Path
+        The course folder.
+    log : str
+        ``nbgrader autograde``'s output.
+    returncode : int
+        Its exit status.
+    notebooks : dict
+        ``{student: {notebook: Notebook}}`` from the gradebook, for every student with a submission.
+    """
+
+    folder: Path
+    log: str
+    returncode: int
+    notebooks: dict
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """A graded notebook's automatic scores: ``code_score`` and ``{grade cell: auto_score}``."""
+
+    code_score: float
+    max_code_score: float
+    auto_scores: dict
+
+
+def read_gradebook(folder, assignment):
+    """``{student: {notebook: Notebook}}`` of the gradebook in `folder`."""
+    found = {}
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
+        for student in gradebook.students:
+            try:
+                submission = gradebook.find_submission(assignment, student.id)
+            except MissingEntry:
+                continue
+            found[student.id] = {
+                notebook.name: Notebook(notebook.code_score, notebook.max_code_score,
+                                        {grade.name: grade.auto_score for grade in notebook.grades})
+                for notebook in submission.notebooks}
+    return found
+
+
+def grade(course, flavour, folder):
+    """Lay out `course` in `folder`, configured as `flavour`, and autograde it; return a Graded."""
+    config = ["c = get_config()  # noqa: F821", f'c.CourseDirectory.course_id = "{course.name}"', course.config]
+    if flavour in ENGINES:
+        config += [adoption_lines(), ENGINES[flavour]]
+    (folder / "nbgrader_config.py").write_text("\n".join(config) + "\n", encoding="utf-8")
+    course.lay_out(folder)
+    generated = nbgrader(folder, "generate_assignment", course.assignment)
+    assert generated.returncode == 0, f"{flavour}: generate_assignment failed:\n{generated.stdout}"
+    graded = nbgrader(folder, "autograde", course.assignment)
+    (folder / "autograde.log").write_text(graded.stdout, encoding="utf-8")  # to read after a failure
+    notebooks = read_gradebook(folder, course.assignment) if (folder / "gradebook.db").exists() else {}
+    return Graded(folder, graded.stdout, graded.returncode, notebooks)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """``{(course name, flavour): Graded}``: every course graded with each configuration, in parallel."""
+    adoption_lines()  # a missing block stops here, with its reason, before anything is graded
+    runs = [(course, flavour) for course in COURSES.values() for flavour in FLAVOURS]
+    with ThreadPoolExecutor(len(runs)) as pool:
+        futures = {(course.name, flavour): pool.submit(grade, course, flavour,
+                                                       tmp_path_factory.mktemp(f"{course.name}-{flavour}"))
+                   for course, flavour in runs}
+        results = {key: future.result() for key, future in futures.items()}
+    for name in COURSES:
+        stock = results[name, "stock"]
+        assert stock.returncode == 0, f"stock nbgrader failed to autograde {name}:\n{stock.log}"
+    return results
+
+
+def _log_of(graded, student):
+    """The lines of `graded`'s autograde log about `student`: from nbgrader's line that starts their
+    submission to the next such line (the whole log's end when nbgrader never started it)."""
+    lines = graded.log.splitlines()
+    start = [i for i, line in enumerate(lines) if f"student with ID '{student}'" in line]
+    if not start:
+        return "\n".join(lines[-60:])
+    end = next((i for i in range(start[0] + 1, len(lines)) if "Creating/updating student with ID" in lines[i]),
+               len(lines))
+    return "\n".join(lines[start[0]:end])
+
+
+# The tests ---------------------------------------------------------------------------------------
+
+def test_adoption_lines_are_found():
+    """The engine's adoption lines exist and configure nbgrader's autograde."""
+    assert "c.Autograde." in adoption_lines()
+
+
+@pytest.mark.parametrize("flavour", ENGINES)
+@pytest.mark.parametrize("name", COURSES)
+def test_engine_autograde_succeeds(graded, name, flavour):
+    """The engine's ``nbgrader autograde`` run ends without an error, as stock nbgrader's does."""
+    engine = graded[name, flavour]
+    assert engine.returncode == 0, f"the engine's autograde of {name} failed:\n{engine.log}"
+
+
+#: Stock nbgrader's scores as nbgrader states them: its docs (the user guide) and its own tests
+#: (test_nbgrader_autograde.py: test_grade, test_showtraceback_exploit). The sum of code_score per student.
+NBGRADER_SAYS = {"user_guide": {"hacker": 3.0, "bitdiddle": 1.5},
+                 "apps_files": {"unchanged": 1.0, "changed": 2.0,
+                                "cheat-attempt": 1.0, "cheat-attempt-alternative": 1.0}}
+
+
+@pytest.mark.parametrize("name", NBGRADER_SAYS)
+def test_stock_run_scores_as_nbgrader_says(graded, name):
+    """Sanity check of the stock run: the scores nbgrader's docs and tests give these submissions."""
+    stock = graded[name, "stock"].notebooks
+    scores = {student: sum(nb.code_score for nb in stock.get(student, {}).values())
+              for student in NBGRADER_SAYS[name]}
+    assert scores == NBGRADER_SAYS[name]
+
+
+@pytest.mark.parametrize("flavour", ENGINES)
+@pytest.mark.parametrize(("course", "student"), SUBMISSIONS)
+def test_engine_grades_every_submission(graded, course, student, flavour):
+    """The engine grades the submission: a gradebook row per notebook and a folder in autograded/."""
+    stock, engine = graded[course.name, "stock"], graded[course.name, flavour]
+    assert student in stock.notebooks, f"stock nbgrader did not grade {student}:\n{_log_of(stock, student)}"
+    assert (engine.folder / "autograded" / student / course.assignment).is_dir(), \
+        f"the engine left no autograded/{student}/{course.assignment}:\n{_log_of(engine, student)}"
+    assert student in engine.notebooks, \
+        f"the engine's gradebook has no submission of {student}:\n{_log_of(engine, student)}"
+    assert sorted(engine.notebooks[student]) == sorted(stock.notebooks[student])
+
+
+@pytest.mark.parametrize("flavour", ENGINES)
+@pytest.mark.parametrize(("course", "student"), SUBMISSIONS)
+def test_engine_scores_as_stock(graded, course, student, flavour):
+    """Automatic scores per notebook and per grade cell: equal to stock's, or for a cheat attempt at most."""
+    stock, engine = graded[course.name, "stock"], graded[course.name, flavour]
+    expected = stock.notebooks[student]
+    got = engine.notebooks.get(student)
+    assert got is not None, f"the engine did not grade {student}:\n{_log_of(engine, student)}"
+    for name, want in expected.items():
+        assert name in got, f"the engine's gradebook has no {name} of {student}:\n{_log_of(engine, student)}"
+        have = got[name]
+        scores = {"stock": want, "engine": have}
+        assert have.max_code_score == want.max_code_score, scores
+        assert sorted(have.auto_scores) == sorted(want.auto_scores), scores
+        if student in course.cheats:
+            assert have.code_score <= want.code_score, f"{name}: the cheat scores more with the engine: {scores}"
+            for cell, score in want.auto_scores.items():
+                assert (have.auto_scores[cell] or 0) <= (score or 0), f"{name}, cell {cell}: {scores}"
+        else:
+            assert (have.code_score, have.auto_scores) == (want.code_score, want.auto_scores), \
+                f"{name}: {scores}\nthe engine's log:\n{_log_of(engine, student)}"
+
+
+def _files(graded, folder):
+    """``{path relative to folder: path}`` of every file in `graded`'s course `folder`."""
+    folder = graded.folder / folder
+    return {str(path.relative_to(folder)): path for path in folder.rglob("*") if path.is_file()}
+
+
+@pytest.mark.parametrize("flavour", ENGINES)
+@pytest.mark.parametrize(("course", "student"), SUBMISSIONS)
+def test_engine_keeps_the_files_stock_keeps(graded, course, student, flavour):
+    """autograded/STUDENT/ASSIGNMENT holds the files stock nbgrader leaves there (the notebook's own
+    included), with the same content, and no other file that is not hidden; submitted/ is left as it was."""
+    submission = Path(student, course.assignment)
+    assert sorted(_files(graded[course.name, flavour], "submitted" / submission)) \
+        == sorted(_files(graded[course.name, "stock"], "submitted" / submission))
+    stock = _files(graded[course.name, "stock"], "autograded" / submission)
+    engine = _files(graded[course.name, flavour], "autograded" / submission)
+    lists = f"stock keeps {sorted(stock)}, the engine {sorted(engine)}"
+    assert sorted(stock.keys() - engine.keys()) == [], lists
+    # the engine may add hidden files of its own (a mark that grading finished), nothing else
+    assert [name for name in engine.keys() - stock.keys() if not Path(name).name.startswith(".")] == [], lists
+    for name, path in stock.items():
+        if path.suffix != ".ipynb":
+            assert engine[name].read_bytes() == path.read_bytes(), f"{name} differs"
