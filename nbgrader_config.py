@@ -57,7 +57,7 @@ c.Autograde.sanitize_preprocessors = [
 ]
 
 # Run student code in the grading kernel (hardened_grading/kernel.py; c.ResilientExecute.kernel_name, by
-# default posenc-grader), each submission's kernel in a fresh bubblewrap sandbox: no network, a file system made of the system's libraries, the Python
+# default hardened-grading), each submission's kernel in a fresh bubblewrap sandbox: no network, a file system made of the system's libraries, the Python
 # environment and the student's own folder (nothing of your home or the course), its own PID namespace
 # and a private /tmp. Survive a cell that kills the kernel or exhausts its memory: only the tests that
 # need that cell lose points (hardened_grading.grading.ResilientExecute). The kernel is installed nowhere:

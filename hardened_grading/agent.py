@@ -190,7 +190,7 @@ def answer_text(request_text, namespace, ask_judge=None):
     return json.dumps(reply)
 
 
-TARGET = "posenc_judge"
+TARGET = "hardened_grading_judge"
 
 
 def serve(namespace):

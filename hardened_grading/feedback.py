@@ -133,7 +133,7 @@ def summary(notebook, full=False, part_of=each_test_cell):
     part (``part_of(grade id)`` of its test cells; one per test cell by default).
 
     Scores are the cells' ``nbgrader.score`` where nbgrader put it (the gradebook's, in feedback), else the
-    judge's own score in ``posenc.score``. The messages are as :func:`check_message` shows them: whole
+    judge's own score in ``hardened_grading.score``. The messages are as :func:`check_message` shows them: whole
     when `full` (after the due date), else without a hidden check's expected value.
     """
     rows = {}
@@ -330,7 +330,7 @@ class FeedbackSummary(Preprocessor):
             try:
                 due = due_date(resources)
             except Exception as error:  # a gradebook that cannot be read gives nothing away
-                self.log.warning("posenc feedback: could not read the due date from the gradebook (%s: %s); "
+                self.log.warning("hardened_grading feedback: could not read the due date from the gradebook (%s: %s); "
                                  "failed hidden checks say only what they tried. Set "
                                  "c.FeedbackSummary.hidden_messages to 'after-due' to show them in full.",
                                  type(error).__name__, error)

@@ -1,6 +1,6 @@
-"""Hardened autograding for posenc, plugged into nbgrader through its configuration hooks.
+"""Hardened autograding for any nbgrader course, plugged into nbgrader through its configuration hooks.
 
-``nbgrader_config.py`` installs these pieces; ``nbgrader autograde posenc`` stays the command.
+``nbgrader_config.py`` installs these pieces; ``nbgrader autograde ASSIGNMENT`` stays the command.
 
 - :class:`TolerantNotebookExporter` (``Autograde.exporter_class``): a submission that cannot be
   read (corrupt, truncated, empty, not JSON) is graded as the blank release with a first cell
@@ -13,7 +13,7 @@
   with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
   changed cell metadata therefore cannot change what is run.
 - :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
-  runs the student's cells in the kernel ``posenc-grader`` (:mod:`hardened_grading.kernel`,
+  runs the student's cells in the kernel ``hardened-grading`` (:mod:`hardened_grading.kernel`,
   sandboxed and memory-limited) and the test cells in this process, out of the student code's
   reach (:mod:`hardened_grading.judge`). A cell that kills the kernel or exhausts its memory limit
   costs only the tests that need it.
@@ -47,6 +47,7 @@ from traitlets import Bool, Enum, Integer, List, Unicode
 from . import judge, kernel
 from .restore import course_notebook, release_notebook
 from .kernel_link import KernelLink
+from .nbgrader_app import quiet_dependency_warnings
 from .cells import META, UNREADABLE, course_root, engine_meta, is_test_cell
 from .cells import grade_id as _grade_id
 from .cells import nbgrader_meta as _meta
@@ -76,6 +77,7 @@ class TolerantNotebookExporter(NotebookExporter):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         refuse_without_sandbox(self.config)
+        quiet_dependency_warnings()  # the run's log: nbgrader's, not its dependencies' noise
 
     def from_filename(self, filename, resources=None, **kw):
         try:
@@ -86,7 +88,7 @@ class TolerantNotebookExporter(NotebookExporter):
             assignment = (resources or {}).get("nbgrader", {}).get("assignment", "?")
             reason = (f"The file {Path(filename).name} is not a readable Jupyter notebook "
                       f"({type(error).__name__}: {' '.join(str(error).split())[:200]}).")
-            self.log.error("posenc: student %r: %s It is graded as the blank release: 0 points. "
+            self.log.error("hardened_grading: student %r: %s It is graded as the blank release: 0 points. "
                            "The file itself is left untouched.", student, reason)
             notebook_id = Path(filename).stem
             notebook = release_notebook(assignment, notebook_id)
@@ -116,7 +118,7 @@ def adopt_renamed_notebook(assignment, student, notebooks):
     student = paths[0].parents[1].name  # nbgrader passes the --student pattern, not the id
     adopted = paths[0].with_name(released[0])
     shutil.copyfile(paths[0], adopted)
-    log.warning("posenc: student %r submitted %r instead of %r: it is graded as %s (the original is kept)",
+    log.warning("hardened_grading: student %r submitted %r instead of %r: it is graded as %s (the original is kept)",
                 student, paths[0].name, released[0], adopted.name)
     notebooks[:] = [str(adopted)]
 
@@ -275,7 +277,7 @@ class ResilientExecute(Execute):
             limit = self.max_output_kb * 1024
             if used + size > limit and msg["msg_type"] != "error":
                 if used <= limit:
-                    self.log.warning("posenc: student %r: a cell's output beyond %d KiB was dropped",
+                    self.log.warning("hardened_grading: student %r: a cell's output beyond %d KiB was dropped",
                                      self._info.get("student"), self.max_output_kb)
                     notice = nbformat.v4.new_output("stream", name="stdout", text=(
                         f"\n[output beyond {self.max_output_kb} KiB was dropped while grading]\n"))
@@ -287,19 +289,19 @@ class ResilientExecute(Execute):
     def _sandbox_mode(self):
         """The kernel's ``--sandbox`` mode; raise SandboxUnavailable if it is required and cannot be had."""
         if self.sandbox == "off":
-            _say_once(self.log, "posenc: grading without the sandbox (c.ResilientExecute.sandbox = 'off'): "
+            _say_once(self.log, "hardened_grading: grading without the sandbox (c.ResilientExecute.sandbox = 'off'): "
                                 f"{kernel.UNSANDBOXED_MEANS}. Grade only submissions you trust this way.")
             return "off"
         problem = _sandbox_problem()
         if problem is None:
             cap_problem = _process_cap_problem()
             if cap_problem:
-                _say_once(self.log, f"posenc: the sandbox does not cap processes: {cap_problem}.")
+                _say_once(self.log, f"hardened_grading: the sandbox does not cap processes: {cap_problem}.")
             return "require"
         if self.sandbox == "require":
-            raise SandboxUnavailable(f"posenc: no submission is graded without the sandbox, and {problem}. "
+            raise SandboxUnavailable(f"hardened_grading: no submission is graded without the sandbox, and {problem}. "
                                      f"{kernel.SANDBOX_ADVICE}")
-        _say_once(self.log, f"posenc: grading without the sandbox, because {problem}: {kernel.UNSANDBOXED_MEANS}.")
+        _say_once(self.log, f"hardened_grading: grading without the sandbox, because {problem}: {kernel.UNSANDBOXED_MEANS}.")
         return "off"
 
     def _judging_setup(self):
@@ -313,14 +315,14 @@ class ResilientExecute(Execute):
             found = {folder: path for folder in ("release", "source")
                      if (path := course_notebook(folder, assignment, notebook_id)).exists()}
             if not found:
-                self.log.error("posenc: no release/%s/%s.ipynb: its test cells are run in the student's kernel",
+                self.log.error("hardened_grading: no release/%s/%s.ipynb: its test cells are run in the student's kernel",
                                assignment, notebook_id)
             try:
                 self._setup = judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls) \
                     if found else False
             except Exception as problem:  # a set-up cell that needs the kernel (it uses an answer, a file)
                 self._setup = False
-                _say_once(self.log, f"posenc: {assignment}/{notebook_id}.ipynb: its test cells are run in the "
+                _say_once(self.log, f"hardened_grading: {assignment}/{notebook_id}.ipynb: its test cells are run in the "
                                     f"kernel, as stock nbgrader runs them, because a set-up cell cannot run in "
                                     f"the grader ({judge.setup_problem(problem)})")
         return self._setup or None
@@ -387,7 +389,7 @@ class ResilientExecute(Execute):
         else:
             message = (f"{what}. Grading went on in a fresh kernel, with the cells above this one run again; "
                        "only the tests that need this cell lose points.")
-        self.log.warning("posenc: cell %s: %s", _grade_id(cell) or "(no id)", message)
+        self.log.warning("hardened_grading: cell %s: %s", _grade_id(cell) or "(no id)", message)
         if ename is not None:
             cell.outputs.append(nbformat.v4.new_output("error", ename=ename, evalue=message,
                                                        traceback=[f"{ename}: {message}"]))
@@ -465,7 +467,7 @@ def refuse_without_sandbox(config):
     """Stop the grading run, saying what to do, if `config` requires a sandbox that cannot be made."""
     mode = config.ResilientExecute.get("sandbox", ResilientExecute.sandbox.default_value)
     if mode == "require" and _sandbox_problem():
-        raise SystemExit(f"posenc: nbgrader autograde stopped before grading anything: {_sandbox_problem()}. "
+        raise SystemExit(f"hardened_grading: nbgrader autograde stopped before grading anything: {_sandbox_problem()}. "
                          f"{kernel.SANDBOX_ADVICE}")
 
 
@@ -538,5 +540,5 @@ def remove_unfinished(root=None, students=None):
         if students is not None and folder.parent.name not in students:
             continue
         if folder.is_dir() and any(folder.glob("*.ipynb")) and not (folder / GRADED_MARKER).exists():
-            log.warning("posenc: %s was left half-graded by an interrupted run: it is graded again", folder)
+            log.warning("hardened_grading: %s was left half-graded by an interrupted run: it is graded again", folder)
             shutil.rmtree(folder)

@@ -56,10 +56,10 @@ class StudentError(Exception):
 
 
 def _agent_code(call):
-    return ("__posenc_agent__ = {'__name__': 'posenc_agent'}\n"
-            f"exec({AGENT_SOURCE!r}, __posenc_agent__)\n"
-            f"__posenc_agent__{call}\n"
-            "del __posenc_agent__\n")
+    return ("__hardened_grading_agent__ = {'__name__': 'hardened_grading_agent'}\n"
+            f"exec({AGENT_SOURCE!r}, __hardened_grading_agent__)\n"
+            f"__hardened_grading_agent__{call}\n"
+            "del __hardened_grading_agent__\n")
 
 
 def kernel_code(request):
@@ -97,7 +97,7 @@ def setup_problem(error):
     return str(error) if isinstance(error, SetupError) else f"{type(error).__name__}: {error}"
 
 
-PRINT_OPTIONS = "__posenc_print_options__"
+PRINT_OPTIONS = "__hardened_grading_print_options__"
 
 
 def answer_functions(notebook):
@@ -257,7 +257,7 @@ def trusted_setup(release, source, predict=True):
 # Checks: partial credit -------------------------------------------------------------------------
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-RECORD = "__posenc_check__"  #: the name a test cell's checks are routed through while it is judged
+RECORD = "__hardened_grading_check__"  #: the name a test cell's checks are routed through while it is judged
 _WEIGHT = re.compile(r"#\s*weight\s*[:=]?\s*(\d+(?:\.\d+)?)")
 
 
@@ -297,7 +297,7 @@ def hidden_lines(source):
 
 
 class _RouteChecks(ast.NodeTransformer):
-    """``check_x(args)`` -> ``__posenc_check__(i, lambda: check_x(args))``: the check's own arguments,
+    """``check_x(args)`` -> ``__hardened_grading_check__(i, lambda: check_x(args))``: the check's own arguments,
     which call the submission's functions, are evaluated inside it, so their failure is that check's."""
 
     def __init__(self, source):

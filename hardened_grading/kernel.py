@@ -1,6 +1,6 @@
 """The grading kernel: an ordinary IPython kernel in a sandbox that sees and keeps only what it needs.
 
-``nbgrader_config.py`` runs student code in the kernel ``posenc-grader``, whose command is this
+``nbgrader_config.py`` runs student code in the kernel ``hardened-grading``, whose command is this
 module (:class:`GradingKernelSpecManager`). Started by the grader
 (:class:`hardened_grading.grading.ResilientExecute`), it
 
@@ -45,7 +45,7 @@ from pathlib import Path
 
 from .cells import course_root
 
-KERNEL_NAME = "posenc-grader"
+KERNEL_NAME = "hardened-grading"
 # require: no sandbox, no kernel (grading a class); if-available: sandboxed where bubblewrap works,
 # else plain (posenc-check: a learner's own notebook); off: never sandboxed (trusted submissions).
 SANDBOX_MODES = ("require", "if-available", "off")
@@ -132,7 +132,7 @@ def sandbox_problem(seconds=PROBE_SECONDS):
         except subprocess.TimeoutExpired:
             trial.kill()  # --die-with-parent: its child goes too
             trial.wait()
-            print(f"posenc-grader: the sandbox probe took over {seconds} s (a busy machine?); going on with the "
+            print(f"hardened_grading kernel: the sandbox probe took over {seconds} s (a busy machine?); going on with the "
                   "sandbox", file=sys.stderr)
             return None
         said.seek(0)
@@ -163,7 +163,7 @@ def _grading_kernel_spec_manager():
             return self.kernel_spec_class(
                 resource_dir=str(Path(__file__).parent),
                 argv=[sys.executable, "-m", "hardened_grading.kernel", "-f", "{connection_file}"],
-                display_name="Python 3 (posenc grading sandbox)",
+                display_name="Python 3 (hardened grading sandbox)",
                 language="python",
                 interrupt_mode="message",  # a signal would reach bwrap, not the kernel
                 metadata={"debugger": False},
@@ -271,7 +271,7 @@ def sandbox_command(cwd, folder, limits, read_only=()):
     """
     root = course_root(cwd)
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--hostname", "posenc-grader", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--hostname", "hardened-grading", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             # the private /tmp first: what is bound below may live under the host's /tmp (a course or
             # an environment made there), and a tmpfs mounted later would hide it
             "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp"]
@@ -303,8 +303,8 @@ def sandbox_environment(limits):
     """The sandboxed kernel's whole environment: nothing of the grader's (tokens, paths, JPY_PARENT_PID)."""
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
            "LANG": "C.UTF-8", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
-           "POSENC_IN_SANDBOX": "1",
-           # the kernel's start-up inside runs this same posenc_course (the only folder of its parent
+           "HARDENED_GRADING_IN_SANDBOX": "1",
+           # the kernel's start-up inside runs this same hardened_grading (the only folder of its parent
            # that is bound), even when the grader found it on its own PYTHONPATH
            "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
@@ -373,7 +373,7 @@ def _pids_parents():
 def _pids_cgroup(limit):
     """Make a pids cgroup capped at `limit`, move this process into it, return its path; None if not possible."""
     for parent in _pids_parents():
-        group = parent / f"posenc-kernel-{os.getpid()}"
+        group = parent / f"hardened-grading-kernel-{os.getpid()}"
         try:
             group.mkdir()
             (group / "pids.max").write_text(str(limit))
@@ -400,7 +400,7 @@ def _account_files():
     from pipes (so that ``getpass.getuser()`` and ``~`` work, and no account of the machine shows)."""
     uid, gid = os.getuid(), os.getgid()
     args = []
-    for path, text in [("/etc/passwd", f"sandbox:x:{uid}:{gid}:posenc grading sandbox:/tmp:/bin/sh\n"),
+    for path, text in [("/etc/passwd", f"sandbox:x:{uid}:{gid}:hardened grading sandbox:/tmp:/bin/sh\n"),
                        ("/etc/group", f"sandbox:x:{gid}:\n")]:
         read_end, write_end = os.pipe()
         os.write(write_end, text.encode())
@@ -413,7 +413,7 @@ def _account_files():
 def remove_stale_cgroups():
     """Remove the pids cgroups of kernels that have ended (they are empty, and named by their pid)."""
     for parent in _pids_parents():
-        for group in parent.glob("posenc-kernel-*"):
+        for group in parent.glob("hardened-grading-kernel-*"):
             pid = group.name.rpartition("-")[2]
             if pid.isdigit() and not Path(f"/proc/{pid}").exists():
                 for _ in range(20):  # the sandbox's last processes may still be dying
@@ -553,17 +553,17 @@ def parse_options(argv):
         name, _, value = arg.partition("=")
         if name == "--grader-pid":
             if not value.isdigit():
-                sys.exit(f"posenc-grader: {arg}: expected the grading process's pid")
+                sys.exit(f"hardened_grading kernel: {arg}: expected the grading process's pid")
             options.grader = int(value)
         elif name == "--sandbox":
             if value not in SANDBOX_MODES:
-                sys.exit(f"posenc-grader: --sandbox={value}: it must be one of {', '.join(SANDBOX_MODES)}")
+                sys.exit(f"hardened_grading kernel: --sandbox={value}: it must be one of {', '.join(SANDBOX_MODES)}")
             options.mode = value
         elif name == "--limits":
             try:
                 options.limits = Limits.parse(value)
             except ValueError as error:
-                sys.exit(f"posenc-grader: {error}")
+                sys.exit(f"hardened_grading kernel: {error}")
         elif name == "--read-only":
             options.read_only.append(value)
         else:
@@ -608,7 +608,7 @@ class _GraderInterruptFilter(logging.Filter):
 def main():
     options = parse_options(sys.argv[1:])
     mode, limits, kernel_args = options.mode, options.limits, options.rest
-    sandboxed = bool(os.environ.get("POSENC_IN_SANDBOX"))
+    sandboxed = bool(os.environ.get("HARDENED_GRADING_IN_SANDBOX"))
     if not sandboxed:
         bind_to_grader(options.grader)
     # ipykernel's application and kernel log through the logger named after IPKernelApp
@@ -623,11 +623,11 @@ def main():
             except SandboxError as error:
                 problem = str(error)
         if mode == "require":
-            sys.exit(f"posenc-grader: not started: {problem}. {SANDBOX_ADVICE}")
-        print(f"posenc-grader: running without a sandbox: {problem}; {UNSANDBOXED_MEANS}", file=sys.stderr)
+            sys.exit(f"hardened_grading kernel: not started: {problem}. {SANDBOX_ADVICE}")
+        print(f"hardened_grading kernel: running without a sandbox: {problem}; {UNSANDBOXED_MEANS}", file=sys.stderr)
     for problem in apply_limits(limits) if sandboxed else [limit_memory(limits.memory_mb)]:
         if problem:
-            print(f"posenc-grader: {problem}", file=sys.stderr)
+            print(f"hardened_grading kernel: {problem}", file=sys.stderr)
     if sandboxed:
         # Its parent is the sandbox's own init: no parent to poll (--die-with-parent ends it), and no
         # "Ctrl-C will not work" notice for the grader's terminal.

@@ -96,7 +96,7 @@ class KernelLink:
                            per_check=per_check)
             raise
         except Exception as problem:  # not the test's own failure: this cell fails, grading goes on
-            self._client.log.error("posenc: test cell %s could not be judged: %r", grade_id(cell), problem)
+            self._client.log.error("hardened_grading: test cell %s could not be judged: %r", grade_id(cell), problem)
             stdout, error = "", {"output_type": "error", "ename": "GradingError", "traceback": [],
                                  "evalue": f"the tests could not be run ({type(problem).__name__}: {problem})"}
             for check in the_judge.checks:

@@ -1,7 +1,7 @@
 """The graded notebook is the student's own notebook, with the release's locked cells restored.
 
 Stock nbgrader runs a submission once, from top to bottom, with the student's cells where they put
-them. So does posenc: whatever a student does outside the test cells (a scratch cell, a draft, an
+them. So does the engine: whatever a student does outside the test cells (a scratch cell, a draft, an
 edited import cell, helpers in a cell of their own, markdown notes) gets the verdict that ``nbgrader
 validate`` and a plain top-to-bottom run give it. Only the locked cells (the tests, the checking
 helpers) are the release's, whatever the student did to them:
@@ -196,12 +196,12 @@ class RestoreReleaseCells(NbGraderPreprocessor):
         try:
             release = release_notebook(assignment, notebook_id)
         except FileNotFoundError:
-            self.log.warning("posenc: no release/%s/%s.ipynb to restore the tests from; grading as submitted",
+            self.log.warning("hardened_grading: no release/%s/%s.ipynb to restore the tests from; grading as submitted",
                              assignment, notebook_id)
             return nb, resources
         nb.cells, problems = restore(nb, release, locked_sources(info.get("db_url"), assignment, notebook_id))
         if problems:
-            self.log.warning("posenc: student %r: %s; graded with the original tests", student, "; ".join(problems))
+            self.log.warning("hardened_grading: student %r: %s; graded with the original tests", student, "; ".join(problems))
         nb.metadata = copy.deepcopy(release.metadata)
         return nb, resources
 

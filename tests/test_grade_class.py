@@ -619,7 +619,7 @@ def test_the_rate_and_time_left_are_of_graded_submissions_only():
 
 def test_the_grading_kernel_does_not_log_the_grader_s_own_interrupts(tmp_path):
     """An interrupt that lands while the kernel handles a message, not a cell (as jupyter_client's shutdown
-    sends one), makes ipykernel log 'ERROR | KeyboardInterrupt caught in kernel.': not from posenc-grader."""
+    sends one), makes ipykernel log 'ERROR | KeyboardInterrupt caught in kernel.': not from the grading kernel."""
     from jupyter_client import KernelManager
 
     from hardened_grading import kernel

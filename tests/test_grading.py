@@ -337,7 +337,7 @@ def shown(notebook):
 
 
 def log_lines(result, student):
-    return [line for line in (result.stdout + result.stderr).splitlines() if f"posenc: student '{student}'" in line]
+    return [line for line in (result.stdout + result.stderr).splitlines() if f"hardened_grading: student '{student}'" in line]
 
 
 @pytest.mark.parametrize("student", CLASS, ids=lambda s: s.name)
@@ -468,7 +468,7 @@ def test_the_grading_kernel_has_a_memory_limit(tmp_path):
         "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20)")])
     config = Config()
     config.ResilientExecute.memory_mb = 1000
-    ResilientExecute(config=config, kernel_name="posenc-grader", timeout=60).preprocess(
+    ResilientExecute(config=config, kernel_name="hardened-grading", timeout=60).preprocess(
         notebook, {"metadata": {"path": str(tmp_path)}})
     assert int(notebook.cells[0].outputs[0].text) == 1000
 

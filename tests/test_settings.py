@@ -86,7 +86,7 @@ print("LIMITS", json.dumps({{
     "memory_mb": resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20, "cpu_seconds_per_cell": _cpu_left,
     "cpu_seconds_total": _cpu_hard, "file_mb": resource.getrlimit(resource.RLIMIT_FSIZE)[0] // 2**20,
     "tmp_mb": _tmp.f_blocks * _tmp.f_frsize // 2**20, "blas_threads": int(os.environ["OMP_NUM_THREADS"]),
-    "threads": len(_threads), "sandboxed": os.environ.get("POSENC_IN_SANDBOX")}}))
+    "threads": len(_threads), "sandboxed": os.environ.get("HARDENED_GRADING_IN_SANDBOX")}}))
 '''
 FLOOD = f"for _ in range({OUTPUT_KB}):\n    print('x' * 1023)"
 
