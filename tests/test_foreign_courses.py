@@ -183,11 +183,13 @@ class Graded:
 
 @dataclass(frozen=True)
 class Notebook:
-    """A graded notebook's automatic scores: ``code_score`` and ``{grade cell: auto_score}``."""
+    """A graded notebook's automatic scores (``code_score`` and ``{grade cell: auto_score}``), and the cells
+    that wait for the instructor (``{grade cell: needs_manual_grade}``: manually graded answers and tasks)."""
 
     code_score: float
     max_code_score: float
     auto_scores: dict
+    manual: dict = field(default_factory=dict)
 
 
 def read_gradebook(folder, assignment):
@@ -201,7 +203,8 @@ def read_gradebook(folder, assignment):
                 continue
             found[student.id] = {
                 notebook.name: Notebook(notebook.code_score, notebook.max_code_score,
-                                        {grade.name: grade.auto_score for grade in notebook.grades})
+                                        {grade.name: grade.auto_score for grade in notebook.grades},
+                                        {grade.name: bool(grade.needs_manual_grade) for grade in notebook.grades})
                 for notebook in submission.notebooks}
     return found
 
@@ -307,6 +310,8 @@ def test_engine_scores_as_stock(graded, course, student, flavour):
         scores = {"stock": want, "engine": have}
         assert have.max_code_score == want.max_code_score, scores
         assert sorted(have.auto_scores) == sorted(want.auto_scores), scores
+        if student not in course.cheats:  # the same cells wait for the instructor
+            assert have.manual == want.manual, f"{name}: needs manual grading: {scores}"
         if student in course.cheats:
             assert have.code_score <= want.code_score, f"{name}: the cheat scores more with the engine: {scores}"
             for cell, score in want.auto_scores.items():
