@@ -20,7 +20,8 @@ TIERS = {
 SLOW_MODULES = {"test_browser", "test_pythons", "test_check", "test_class_report", "test_feedback",
                 "test_grade_class", "test_grading", "test_grading_advanced", "test_habits", "test_leaks",
                 "test_mutation", "test_new_exercise", "test_platforms", "test_sandbox", "test_settings",
-                "test_theory", "test_unreadable", "test_workflows", "test_foreign_courses"}
+                "test_theory", "test_unreadable", "test_workflows", "test_foreign_courses",
+                "test_engine_wheel"}
 
 
 def pytest_configure(config):
