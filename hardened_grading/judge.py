@@ -24,6 +24,7 @@ import functools
 import io
 import json
 import linecache
+import os
 import re
 import traceback
 import warnings
@@ -210,11 +211,26 @@ def predicted_calls(source, reference, functions):
     return calls
 
 
+def in_folder(folder, function, *args):
+    """``function(*args)`` with `folder` as the working folder (the process's, so the grader must not use
+    relative paths meanwhile: it waits for the test cell), the previous one restored after; as it is without
+    a folder."""
+    if not folder:
+        return function(*args)
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        return function(*args)
+    finally:
+        os.chdir(previous)
+
+
 @functools.lru_cache(maxsize=8)
 def _setup_of(path, mtime_ns):
-    """The setup namespace and answer function names of the notebook at `path`, read once."""
+    """The setup namespace and answer function names of the notebook at `path`, read once. Its set-up cells run
+    in its own folder (the release's, which holds the files nbgrader releases with it: a data file)."""
     notebook = nbformat.read(path, as_version=4)
-    return setup_namespace(notebook), answer_functions(notebook)
+    return in_folder(Path(path).parent, setup_namespace, notebook), answer_functions(notebook)
 
 
 @functools.lru_cache(maxsize=8)
@@ -384,6 +400,9 @@ class Judge:
         self._callbacks = []
         self._prefetched = []  # (call key, reply) of predicted calls, in order
         self.checks = []  # the last cell's checks (:class:`Check`), as :meth:`run` left them
+        #: the value of the last cell's last statement when it is an expression (None otherwise), which
+        #: IPython would show as the cell's result: a number there is nbgrader's partial credit
+        self.result = None
 
     def _ask(self, request):
         return self._checked(self._ask_kernel(request))
@@ -459,6 +478,7 @@ class Judge:
         namespace = dict(setup)
         names = free_names(source, setup)
         statements, self.checks = routed_checks(source)
+        self.result = None
         namespace[RECORD] = self._record
         linecache.cache[label] = (len(source), None, source.splitlines(True), label)  # lines in tracebacks
         stdout = io.StringIO()
@@ -474,7 +494,10 @@ class Judge:
                 with contextlib.redirect_stdout(stdout), numpy.printoptions(**setup.get(PRINT_OPTIONS, {})):
                     for number, statement in enumerate(statements):
                         try:
-                            exec(compile(ast.Module([statement], type_ignores=[]), label, "exec"), namespace)
+                            if number == len(statements) - 1 and isinstance(statement, ast.Expr):
+                                self.result = eval(compile(ast.Expression(statement.value), label, "eval"), namespace)
+                            else:
+                                exec(compile(ast.Module([statement], type_ignores=[]), label, "exec"), namespace)
                         except Abort as abort:
                             self._not_run(f"not run: {abort.message}")
                             raise

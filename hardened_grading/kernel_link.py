@@ -16,7 +16,6 @@ deadline ends the cell with :class:`hardened_grading.judge.Abort`; recovering fr
 
 import asyncio
 import json
-import os
 import queue
 import time
 import uuid
@@ -88,7 +87,7 @@ class KernelLink:
         run.answer_callback = the_judge.answer_callback
         cell.outputs, cell.execution_count = [], None
         try:
-            stdout, error = await asyncio.to_thread(in_folder, folder, the_judge.run, cell.source, namespace,
+            stdout, error = await asyncio.to_thread(judge.in_folder, folder, the_judge.run, cell.source, namespace,
                                                     judge.cell_label(grade_id(cell)), functions, predict(cell.source))
         except judge.Abort as abort:
             cell.outputs.extend(run.printed)
@@ -102,7 +101,8 @@ class KernelLink:
             for check in the_judge.checks:
                 check.fail("not run: the tests could not be run")
         cell.outputs.extend(run.printed)
-        record_verdict(cell, the_judge.checks, stdout, error, per_check=per_check)
+        record_verdict(cell, the_judge.checks, stdout, error, per_check=per_check,
+                       result=None if error else the_judge.result)
 
     async def ask(self, request, run):
         """Carry out one request of the judge in the kernel; return the agent's reply."""
@@ -183,21 +183,17 @@ class KernelLink:
                 kc.input(answer_callback(message["content"].get("prompt", "")))
 
 
-def in_folder(folder, function, *args):
-    """``function(*args)`` with `folder` as the working folder (the process's, so the grader must not use
-    relative paths meanwhile: it waits for the test cell), the previous one restored after; as it is without
-    a folder."""
-    if not folder:
-        return function(*args)
-    previous = os.getcwd()
-    os.chdir(folder)
+def own_score(result, points):
+    """The score nbgrader gives a passing test cell whose result is `result`: a number from 0 to `points` is
+    the score; anything else (or a number it cannot use) is all the points."""
     try:
-        return function(*args)
-    finally:
-        os.chdir(previous)
+        value = float(repr(result))
+    except ValueError:
+        return points
+    return value if 0 <= value <= points else points
 
 
-def record_verdict(cell, checks, stdout, error, abort=None, per_check=True):
+def record_verdict(cell, checks, stdout, error, abort=None, per_check=True, result=None):
     """Give a judged test cell its outputs and score, from its checks (:class:`judge.Check`).
 
     All checks passed: only what the cell printed (silence means passed). Some failed: a summary of
@@ -206,6 +202,8 @@ def record_verdict(cell, checks, stdout, error, abort=None, per_check=True):
     `abort` (the kernel died or ran over time) is said in the summary; the caller restarts the kernel.
     The checks are kept in the cell's metadata (``hardened_grading.checks``) for the feedback and reports.
     Without `per_check`, the cell scores all its points, or none when it raised or the kernel gave out.
+    `result`, the value of the cell's last expression when it passed, is its result as IPython shows it: a
+    number there is the cell's own partial credit, as stock nbgrader reads it.
     """
     points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
     failed = [check for check in checks if not check.passed]
@@ -217,6 +215,10 @@ def record_verdict(cell, checks, stdout, error, abort=None, per_check=True):
     if stdout:
         cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
     if not failed and error is None and abort is None:
+        if result is not None:
+            cell.outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": repr(result)},
+                                                       execution_count=None))
+            cell.metadata[META]["score"] = own_score(result, points)
         return
     lines = [f"{len(checks) - len(failed)} of {len(checks)} checks passed: {score:g} of {points:g} points."]
     if abort:

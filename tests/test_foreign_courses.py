@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
@@ -92,6 +93,7 @@ class Course:
     source: dict | None = None
     submissions: dict | None = None
     cheats: tuple = ()
+    make: object = None  #: ``make(folder)`` writes the course (``source/``, ``submitted/``) itself: one written here
     students: tuple = field(init=False)
 
     def __post_init__(self):
@@ -100,6 +102,8 @@ class Course:
 
     def lay_out(self, folder):
         """Write the course's ``source/`` and ``submitted/`` into `folder`."""
+        if self.make is not None:
+            return self.make(folder)
         data = DATA / self.name
         if self.source is None:
             shutil.copytree(data / "source", folder / "source")
@@ -145,7 +149,82 @@ APPS_FILES = Course(
     cheats=("cheat-attempt", "cheat-attempt-alternative"),
 )
 
-COURSES = {course.name: course for course in (USER_GUIDE, APPS_FILES)}
+
+# A course written here, in nbgrader's own ways that the two above do not show -----------------------
+
+def _cell(kind, source, **nbgrader):
+    """A cell with nbgrader's metadata (none when `nbgrader` is empty)."""
+    meta = {"nbgrader": {"grade": False, "solution": False, "locked": False, "schema_version": 3, **nbgrader}} \
+        if nbgrader else {}
+    make = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+    return make(source, metadata=meta)
+
+
+SHAPES_ANSWER = "def area(w, h):\n    ### BEGIN SOLUTION\n    return w * h\n    ### END SOLUTION\n"
+
+
+def shapes_notebook(answer=SHAPES_ANSWER, between=True):
+    """A notebook of the course ``shapes``: a set-up cell that reads a data file beside the notebook; with
+    `between`, a cell between the answer and its tests that uses the answer (so that the trusted judge, when
+    on, leaves the tests to the kernel); a test cell that grades itself (its last value, nbgrader's partial
+    credit); a test cell of plain asserts with hidden tests; a manually graded answer."""
+    return nbformat.v4.new_notebook(cells=[
+        _cell("code", "sizes = [tuple(map(int, line.split(','))) for line in open('sizes.csv').read().split()]",
+              grade_id="setup", locked=True),
+        _cell("code", answer, grade_id="area", solution=True),
+        *([_cell("code", "print(area(2, 3))")] if between else []),
+        _cell("code", "passed = sum(area(w, h) == w * h for w, h in sizes)\npassed / len(sizes) * 2",
+              grade_id="area_partial", grade=True, locked=True, points=2),
+        _cell("code", "assert area(1, 1) == 1\n### BEGIN HIDDEN TESTS\nassert area(0, 5) == 0\n### END HIDDEN TESTS",
+              grade_id="area_asserts", grade=True, locked=True, points=1),
+        _cell("markdown", "Why is area symmetric?", grade_id="why", grade=True, solution=True, points=1),
+    ])
+
+
+def make_shapes_course(folder):
+    """Write the course ``shapes`` (one assignment ``ps1``, a header and a footer notebook) into `folder`."""
+    source = folder / "source" / "ps1"
+    source.mkdir(parents=True)
+    for name, between in SHAPES_NOTEBOOKS.items():
+        nbformat.write(shapes_notebook(between=between), str(source / name))
+    (source / "sizes.csv").write_text("1,1\n2,3\n4,4\n5,0\n")
+    for part in ("header", "footer"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[_cell("markdown", f"The course's {part}.")]),
+                       str(folder / "source" / f"{part}.ipynb"))
+    for student, answer in SHAPES_ANSWERS.items():
+        submitted = folder / "submitted" / student / "ps1"
+        submitted.mkdir(parents=True)
+        (submitted / "sizes.csv").write_text((source / "sizes.csv").read_text())
+        for name, between in SHAPES_NOTEBOOKS.items():
+            mine = answer.replace("    ### BEGIN SOLUTION\n", "").replace("    ### END SOLUTION\n", "")
+            notebook = shapes_notebook(mine, between)
+            for cell in notebook.cells:  # as the student has it: no hidden tests
+                cell.source = cell.source.split("\n### BEGIN HIDDEN TESTS")[0]
+            nbformat.write(notebook, str(submitted / name))
+
+
+#: The notebooks of ``shapes``'s one assignment: ``{name: with a cell between answer and tests}``.
+SHAPES_NOTEBOOKS = {"shapes.ipynb": True, "areas.ipynb": False}
+
+
+#: The students of ``shapes`` and their answers: each scores what stock nbgrader gives it.
+SHAPES_ANSWERS = {
+    "right": SHAPES_ANSWER,
+    "alternative": "area = lambda w, h: h * w",
+    "half": "def area(w, h):\n    return w * h if w < 3 else w + h",  # right for 2 of the 4 sizes
+    "wrong": "def area(w, h):\n    return w + h",
+    "blank": "# YOUR CODE HERE\nraise NotImplementedError()",
+}
+
+
+#: nbgrader's own ways, in a course written here: a header and a footer notebook, a data file beside the
+#: notebook that a set-up cell reads, a test cell whose last value is its partial credit, plain asserts with
+#: hidden tests, a cell that uses the answer between it and its tests, and a manually graded answer.
+SHAPES = Course(name="shapes", make=make_shapes_course, submissions=dict.fromkeys(SHAPES_ANSWERS),
+                config='c.IncludeHeaderFooter.header = "source/header.ipynb"\n'
+                       'c.IncludeHeaderFooter.footer = "source/footer.ipynb"')
+
+COURSES = {course.name: course for course in (USER_GUIDE, APPS_FILES, SHAPES)}
 SUBMISSIONS = [pytest.param(course, student, id=f"{course.name}/{student}")
                for course in COURSES.values() for student in course.students]
 

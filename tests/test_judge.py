@@ -327,3 +327,24 @@ def test_source_answers_that_do_not_run_predict_nothing_and_judging_goes_on(tmp_
     nbformat.write(nbformat.v4.new_notebook(cells=[answer]), str(path))
     namespace, functions, predict = judge.trusted_setup(path, path)
     assert functions == set() and predict("assert a == 1") == ()
+
+
+@pytest.mark.parametrize("last, outputs, score", [
+    ("passed / 4 * 2", ["execute_result"], 1.0),  # nbgrader's partial credit (#1090)
+    ("passed", ["execute_result"], 2.0),           # 2 of 2 points: a number, all of them
+    ("'ok'", ["execute_result"], 2.0),             # not a number: all the points, as nbgrader reads it
+    ("print(passed)", ["stream"], 2.0),            # not a value: all the points
+], ids=["a share", "all", "text", "printed"])
+def test_a_passing_test_cell_whose_last_value_is_a_number_scores_it(last, outputs, score):
+    import nbformat
+
+    from hardened_grading.cells import engine_meta
+    from hardened_grading.kernel_link import record_verdict
+
+    the_judge = judge.Judge(_answers(f=lambda x: x * x if x < 3 else 0))
+    source = f"passed = sum(f(x) == x * x for x in range(1, 5))\n{last}"
+    stdout, error = the_judge.run(source, _checks_setup(), "<test cell t>", functions={"f"})
+    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade": True, "points": 2, "grade_id": "t"}})
+    record_verdict(cell, the_judge.checks, stdout, error, per_check=False, result=the_judge.result)
+    assert error is None and [o.output_type for o in cell.outputs] == outputs
+    assert engine_meta(cell)["score"] == score
