@@ -37,10 +37,12 @@ ADOPTION_HEADING = "## Adopting it"
 
 COMMAND_SECONDS = 600  #: the longest one nbgrader command may take
 LOOP_SECONDS = 5  #: c.Execute.timeout of the course with an endless loop, in both configurations
-#: The engine's configurations: its adoption lines as they are (its defaults), and with the two settings
-#: this course turns on, test cells in the grader and credit per check (a course whose set-up cells need the
-#: kernel then has its tests run there: the same scores).
-ENGINES = {"engine": "", "engine-trusted": "c.ResilientExecute.trusted_tests = True\nc.ResilientExecute.credit_per_check = True"}
+#: The engine's configurations: its adoption lines as they are (its defaults); with the two settings this
+#: course turns on, test cells in the grader and credit per check (a course whose set-up cells need the
+#: kernel then has its tests run there: the same scores); and as they are, the class graded by the engine's
+#: ``hardened-grade`` (two workers in parallel) in place of ``nbgrader autograde``.
+ENGINES = {"engine": "", "engine-trusted": "c.ResilientExecute.trusted_tests = True\nc.ResilientExecute.credit_per_check = True",
+           "engine-parallel": ""}
 FLAVOURS = ("stock", *ENGINES)
 
 
@@ -231,11 +233,16 @@ SUBMISSIONS = [pytest.param(course, student, id=f"{course.name}/{student}")
 
 # Grading -----------------------------------------------------------------------------------------
 
+def run_python(folder, *args):
+    """Run ``python ARGS`` in the course `folder`; return the finished process."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run([sys.executable, *args], cwd=folder, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_SECONDS)
+
+
 def nbgrader(folder, *args):
     """Run ``python -m nbgrader ARGS`` in the course `folder`; return the finished process."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=folder, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_SECONDS)
+    return run_python(folder, "-m", "nbgrader", *args)
 
 
 @dataclass
@@ -297,7 +304,10 @@ def grade(course, flavour, folder):
     course.lay_out(folder)
     generated = nbgrader(folder, "generate_assignment", course.assignment)
     assert generated.returncode == 0, f"{flavour}: generate_assignment failed:\n{generated.stdout}"
-    graded = nbgrader(folder, "autograde", course.assignment)
+    if flavour == "engine-parallel":
+        graded = run_python(folder, "-m", "hardened_grading.grade_class", course.assignment, "--jobs", "2")
+    else:
+        graded = nbgrader(folder, "autograde", course.assignment)
     (folder / "autograde.log").write_text(graded.stdout, encoding="utf-8")  # to read after a failure
     notebooks = read_gradebook(folder, course.assignment) if (folder / "gradebook.db").exists() else {}
     return Graded(folder, graded.stdout, graded.returncode, notebooks)
