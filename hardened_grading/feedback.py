@@ -156,7 +156,7 @@ def summary(notebook, full=False, part_of=each_test_cell):
             errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
             message = f"{errors[0].get('ename')}: {errors[0].get('evalue')}" if errors else "this test cell failed"
             if errors and errors[0].get("ename") == "AssertionError":
-                message = str(errors[0].get("evalue"))  # as the judge records a check's failure
+                message = str(errors[0].get("evalue")) or failed_assert(errors[0])  # as the judge records a check's failure
             # with no checks recorded, an error may be a hidden test's: judged as one
             hidden = HIDDEN_BEGIN in cell.get("source", "")
             row["failed"].append({"name": tested_name(test_id), "test": test_id, "hidden": hidden,
@@ -165,6 +165,20 @@ def summary(notebook, full=False, part_of=each_test_cell):
     for row in rows.values():
         row["score"] = round(row["score"], 2)
     return list(rows.values())
+
+
+def failed_assert(error):
+    """What a bare ``assert`` (no message) that failed tried: ``failed: assert f(1) == 1``, its line in the error's
+    traceback (IPython's arrow line, else a plain traceback's last ``assert`` line); "an assert failed" when the
+    traceback does not show it."""
+    lines = [text for line in error.get("traceback") or []
+             for text in re.sub(r"\x1b\[[0-9;]*m", "", str(line)).splitlines()]
+    arrowed = [re.sub(r"^\s*-+>\s*\d*\s*", "", text).strip() for text in lines if re.match(r"^\s*-+>", text)]
+    plain = [text.strip() for text in lines]
+    for code in [*reversed(arrowed), *reversed(plain)]:
+        if code.startswith("assert "):
+            return f"failed: {code}"
+    return "an assert failed"
 
 
 def shorten(message):
@@ -181,13 +195,16 @@ def summary_text(rows):
     return "\n".join(lines)
 
 
-def summary_html(rows, full=False):
-    """The summary as an HTML table, for the top of the feedback; `full` as in :func:`summary`."""
+def summary_html(rows, full=False, by_hand=0):
+    """The summary as an HTML table, for the top of the feedback; `full` as in :func:`summary`; `by_hand`: the
+    notebook's points that are graded by hand (answers and tasks), said apart."""
     total, maximum = sum(r["score"] for r in rows), sum(r["max_score"] for r in rows)
     told = ("with what it tried, what it expected and what came back" if full else
             "with what it tried (a hidden check says what it expected after the due date)")
     out = ['<div id="grading-summary" class="panel panel-info">',
            f'<div class="panel-heading"><h4>Summary: {total:g} of {maximum:g} points</h4>'
+           + (f"<p>This notebook's other {by_hand:g} points are graded by hand.</p>" if by_hand else "")
+           +
            f"<p>Each exercise's points; under an exercise that lost points, each check that failed, "
            f"{told}. Fix the first one first: later checks often fail because of it.</p></div>",
            '<table class="table table-condensed"><thead><tr><th>exercise</th><th class="center">points</th>'
@@ -302,6 +319,13 @@ def full_messages(setting, due, now=None):
     return due is not None and (now or utc_now()) >= due
 
 
+def points_by_hand(notebook):
+    """The points of the notebook's cells that are graded by hand: graded answers (an nbgrader solution that is also
+    a grade cell) and tasks."""
+    return sum(float(nbgrader_meta(cell).get("points", 0)) for cell in notebook.cells
+               if nbgrader_meta(cell).get("task") or (nbgrader_meta(cell).get("grade") and nbgrader_meta(cell).get("solution")))
+
+
 class FeedbackSummary(Preprocessor):
     """Put the summary in the feedback's resources, and hide the hidden tests (unless told not to)."""
 
@@ -337,7 +361,7 @@ class FeedbackSummary(Preprocessor):
         full = full_messages(self.hidden_messages, due)
         rows, reason = summary(nb, full, part_by_pattern(self.part_pattern)), unreadable_reason(nb)
         resources.setdefault(META, {})["summary_html"] = (unreadable_html(reason, rows) if reason
-                                                              else summary_html(rows, full))
+                                                              else summary_html(rows, full, points_by_hand(nb)))
         if reason:  # said once, at the top
             nb.cells = nb.cells[1:]
         if not self.show_hidden_tests:

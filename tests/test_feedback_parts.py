@@ -1,0 +1,64 @@
+"""The feedback's summary of a course that is not this one: one row per test cell unless the course groups
+them (``FeedbackSummary.part_pattern``), a bare ``assert`` that failed said by its line, and the points graded
+by hand said apart. On in-memory notebooks, as nbgrader's autograde leaves them (no kernel)."""
+
+import nbformat
+import pytest
+
+from hardened_grading.feedback import (FeedbackSummary, each_test_cell, failed_assert, part_by_pattern,
+                                       points_by_hand, summary)
+
+IPYTHON_TRACEBACK = [  # what IPython's kernel sends for a failed bare assert: colours, context lines after the arrow
+    "\x1b[0;31mAssertionError\x1b[0m  Traceback (most recent call last)",
+    "Cell \x1b[0;32mIn[6], line 2\x1b[0m\n\x1b[1;32m      1\x1b[0m x = 1\n"
+    "\x1b[0;32m----> 2\x1b[0m \x1b[38;5;28;01massert\x1b[39;00m squares(1) == [1]\n"
+    "\x1b[1;32m      3\x1b[0m \x1b[38;5;28;01massert\x1b[39;00m squares(2) == [1, 4]",
+    "\x1b[0;31mAssertionError\x1b[0m: ",
+]
+
+
+@pytest.mark.parametrize("traceback, said", [
+    (IPYTHON_TRACEBACK, "failed: assert squares(1) == [1]"),
+    (["Traceback (most recent call last):", '  File "<cell>", line 1, in <module>', "    assert a == 1",
+      "AssertionError"], "failed: assert a == 1"),
+    ([], "an assert failed"),
+], ids=["IPython's arrow line, not the line after it", "a plain traceback", "no traceback"])
+def test_a_bare_assert_that_failed_is_said_by_its_line(traceback, said):
+    assert failed_assert({"ename": "AssertionError", "evalue": "", "traceback": traceback}) == said
+
+
+def graded_notebook():
+    """nbgrader's documentation course's problem 1, as ``generate_feedback`` reads it (``GetGrades`` put each grade
+    cell's score in its metadata): one test cell failed on a bare assert."""
+    def test(name, points, outputs=()):
+        return nbformat.v4.new_code_cell("assert squares(1) == [1]", outputs=list(outputs), metadata={
+            "nbgrader": {"grade": True, "solution": False, "grade_id": name, "points": points,
+                         "score": 0.0 if outputs else points}})
+    failed = nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=IPYTHON_TRACEBACK)
+    by_hand = nbformat.v4.new_markdown_cell("$x^2$", metadata={
+        "nbgrader": {"grade": True, "solution": True, "grade_id": "equation", "points": 1}})
+    task = nbformat.v4.new_markdown_cell("Part E", metadata={
+        "nbgrader": {"grade": False, "solution": False, "task": True, "grade_id": "e", "points": 4}})
+    return nbformat.v4.new_notebook(cells=[test("correct_squares", 1, [failed]), test("squares_invalid_input", 1),
+                                           by_hand, task])
+
+
+def test_a_foreign_course_gets_a_row_per_test_cell_and_its_failure_said():
+    rows = summary(graded_notebook())
+    assert [(r["exercise"], r["score"], r["max_score"]) for r in rows] == \
+        [("correct_squares", 0.0, 1.0), ("squares_invalid_input", 1.0, 1.0)]
+    assert [f["message"] for f in rows[0]["failed"]] == ["failed: assert squares(1) == [1]"]
+
+
+def test_a_course_groups_its_test_cells_by_a_pattern():
+    rows = summary(graded_notebook(), part_of=part_by_pattern(r"^([a-z]+)_"))
+    assert [(r["exercise"], r["max_score"]) for r in rows] == [("correct", 1.0), ("squares", 1.0)]
+    assert part_by_pattern("") is each_test_cell and part_by_pattern(r"^(ex\d+)_")("other") == "other"
+
+
+def test_points_graded_by_hand_are_said_apart():
+    notebook = graded_notebook()
+    assert points_by_hand(notebook) == 5
+    _, resources = FeedbackSummary(hidden_messages="after-due").preprocess(notebook, {})
+    html = resources["hardened_grading"]["summary_html"]
+    assert "Summary: 1 of 2 points" in html and "other 5 points are graded by hand" in html
