@@ -60,7 +60,7 @@ def what_was_tried(message):
     return None
 
 
-def check_message(check, full=False):
+def check_message(check, full=False, part_of=None):
     """The message of a failed `check` as a student may read it, on one line.
 
     Parameters
@@ -83,7 +83,7 @@ def check_message(check, full=False):
     message = " ".join(str(check.get("message", "")).split())
     if full or not check.get("hidden") or _OWN_STATE.search(message):
         return shorten(message)
-    what = what_was_tried(message) or tested_name(check.get("test", "")) or "a hidden check"
+    what = what_was_tried(message) or tested_name(check.get("test", ""), part_of) or "a hidden check"
     return f"{elide(what, WHAT_LENGTH)}: {WITHHELD}"
 
 
@@ -118,14 +118,17 @@ def checks_by_exercise(autograded_path, full=True, part_of=each_test_cell):
                 shown = {"test": grade_id(cell), "line": check["line"], "hidden": check["hidden"],
                          "passed": bool(check["passed"]), "message": check["message"]}
                 if not full and not shown["passed"]:
-                    shown["message"] = check_message(shown)
+                    shown["message"] = check_message(shown, part_of=part_of)
                 found.setdefault(part_of(grade_id(cell)), []).append(shown)
     return found
 
 
-def tested_name(test_id):
-    """``ex05_apply_rope_test`` -> ``apply_rope``: what a test cell tests."""
-    return test_id.removesuffix("_test").split("_", 1)[-1]
+def tested_name(test_id, part_of=None):
+    """What a test cell tests: its grade id without its part (``part_of(test_id)``, see :func:`part_by_pattern`)
+    and without a ``_test`` suffix: ``ex05_apply_rope_test`` -> ``apply_rope`` when its part is ``ex05``;
+    ``correct_squares`` -> ``correct_squares`` when each test cell is a part of its own (the default)."""
+    name, part = test_id.removesuffix("_test"), (part_of or each_test_cell)(test_id)
+    return name[len(part) + 1:] if part != test_id and name.startswith(f"{part}_") else name
 
 
 def summary(notebook, full=False, part_of=each_test_cell):
@@ -150,8 +153,8 @@ def summary(notebook, full=False, part_of=each_test_cell):
         row["max_score"] += points
         for check in checks_of(cell):
             if not check["passed"]:
-                row["failed"].append({"name": tested_name(test_id), "test": test_id, "hidden": check["hidden"],
-                                      "message": check_message({**check, "test": test_id}, full)})
+                row["failed"].append({"name": tested_name(test_id, part_of), "test": test_id, "hidden": check["hidden"],
+                                      "message": check_message({**check, "test": test_id}, full, part_of)})
         if not checks_of(cell) and float(score or 0) < points:
             errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
             message = f"{errors[0].get('ename')}: {errors[0].get('evalue')}" if errors else "this test cell failed"
@@ -159,9 +162,9 @@ def summary(notebook, full=False, part_of=each_test_cell):
                 message = str(errors[0].get("evalue")) or failed_assert(errors[0])  # as the judge records a check's failure
             # with no checks recorded, an error may be a hidden test's: judged as one
             hidden = HIDDEN_BEGIN in cell.get("source", "")
-            row["failed"].append({"name": tested_name(test_id), "test": test_id, "hidden": hidden,
+            row["failed"].append({"name": tested_name(test_id, part_of), "test": test_id, "hidden": hidden,
                                   "message": check_message({"hidden": hidden, "message": message, "test": test_id},
-                                                           full)})
+                                                           full, part_of)})
     for row in rows.values():
         row["score"] = round(row["score"], 2)
     return list(rows.values())
@@ -245,16 +248,17 @@ def _error_line(output):
 FAILED_HIDDEN = "  FAILED (hidden check): "  #: how the grader lists a failed hidden check under its test cell
 
 
-def _redacted_line(line, test_id):
+def _redacted_line(line, test_id, part_of=None):
     """A line of the grader's list of failed checks under a test cell, a hidden check's as
     :func:`check_message` shows it before the due date."""
     if not line.startswith(FAILED_HIDDEN):
         return line
     message = line[len(FAILED_HIDDEN):].rstrip("\n")
-    return FAILED_HIDDEN + check_message({"hidden": True, "message": message, "test": test_id}) + line[len(line.rstrip("\n")):]
+    return FAILED_HIDDEN + check_message({"hidden": True, "message": message, "test": test_id}, part_of=part_of) \
+        + line[len(line.rstrip("\n")):]
 
 
-def hide_hidden_tests(cell, full=False):
+def hide_hidden_tests(cell, full=False, part_of=None):
     """Replace the hidden tests of a test cell by how many of their checks passed, and the failed ones'
     messages (:func:`check_message`, `full` after the due date). The cell's error, when a hidden check
     raised it, is shown as that check's message is."""
@@ -269,18 +273,21 @@ def hide_hidden_tests(cell, full=False):
     after = lines[ends[-1] + 1:] if ends and ends[-1] > starts[0] else []
     note = [f"# hidden tests: {len(hidden)} checks, {passed} passed"]
     test_id = grade_id(cell)
-    note += [f"#   FAILED: {check_message({**check, 'test': test_id}, full)}" for check in hidden if not check["passed"]]
+    note += [f"#   FAILED: {check_message({**check, 'test': test_id}, full, part_of)}"
+             for check in hidden if not check["passed"]]
     cell.source = "\n".join(kept + note + after)
     failed_hidden = [check for check in hidden if not check["passed"]]
     for check in hidden:
         check["text"] = ""
     for output in cell.get("outputs", []):
         if output.get("output_type") == "stream" and not full:  # the grader's list of failed checks
-            output["text"] = "".join(_redacted_line(line, test_id) for line in str(output.get("text", "")).splitlines(True))
+            output["text"] = "".join(_redacted_line(line, test_id, part_of)
+                                     for line in str(output.get("text", "")).splitlines(True))
         if output.get("output_type") == "error":  # a traceback quotes the test's lines
             raised = [check for check in failed_hidden if check["message"] == _error_line(output)]
             if raised and not full:
-                output["ename"], output["evalue"] = "AssertionError", check_message({**raised[0], "test": test_id})
+                output["ename"], output["evalue"] = "AssertionError", check_message({**raised[0], "test": test_id},
+                                                                                     part_of=part_of)
             output["traceback"] = [f"{output.get('ename')}: {output.get('evalue')}"]
 
 
@@ -359,7 +366,8 @@ class FeedbackSummary(Preprocessor):
                                  "c.FeedbackSummary.hidden_messages to 'after-due' to show them in full.",
                                  type(error).__name__, error)
         full = full_messages(self.hidden_messages, due)
-        rows, reason = summary(nb, full, part_by_pattern(self.part_pattern)), unreadable_reason(nb)
+        part_of = part_by_pattern(self.part_pattern)
+        rows, reason = summary(nb, full, part_of), unreadable_reason(nb)
         resources.setdefault(META, {})["summary_html"] = (unreadable_html(reason, rows) if reason
                                                               else summary_html(rows, full, points_by_hand(nb)))
         if reason:  # said once, at the top
@@ -367,7 +375,7 @@ class FeedbackSummary(Preprocessor):
         if not self.show_hidden_tests:
             for cell in nb.cells:
                 if is_test_cell(cell):
-                    hide_hidden_tests(cell, full)
+                    hide_hidden_tests(cell, full, part_of)
         return nb, resources
 
 

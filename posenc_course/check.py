@@ -113,7 +113,7 @@ def failed_check_text(check, where=None):
     """The one line that tells a learner of one failed check: what it tests, where (`where`, else its
     line or "hidden test"), and its message."""
     where = where or ("hidden test" if check["hidden"] else f"line {check['line']}")
-    return f"{tested_name(check['test'])} ({where}): {shorten(check['message'])}"
+    return f"{tested_name(check['test'], exercise_of)} ({where}): {shorten(check['message'])}"
 
 
 def failure_lines(failed):

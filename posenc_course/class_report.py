@@ -83,7 +83,7 @@ class Mistake:
         return exercise_of(self.test)
 
     def describe(self):
-        return f"{tested_name(self.test)} ({'hidden test' if self.hidden else f'line {self.line}'} of {self.test})"
+        return f"{tested_name(self.test, exercise_of)} ({'hidden test' if self.hidden else f'line {self.line}'} of {self.test})"
 
 
 @dataclass

@@ -7,6 +7,7 @@ import pytest
 
 from hardened_grading.feedback import (FeedbackSummary, each_test_cell, failed_assert, part_by_pattern,
                                        points_by_hand, summary)
+from hardened_grading import feedback
 
 IPYTHON_TRACEBACK = [  # what IPython's kernel sends for a failed bare assert: colours, context lines after the arrow
     "\x1b[0;31mAssertionError\x1b[0m  Traceback (most recent call last)",
@@ -62,3 +63,13 @@ def test_points_graded_by_hand_are_said_apart():
     _, resources = FeedbackSummary(hidden_messages="after-due").preprocess(notebook, {})
     html = resources["hardened_grading"]["summary_html"]
     assert "Summary: 1 of 2 points" in html and "other 5 points are graded by hand" in html
+
+
+@pytest.mark.parametrize("test_id, part_of, name", [
+    ("correct_squares", None, "correct_squares"),
+    ("ex05_apply_rope_test", part_by_pattern(r"^([^_]+)_"), "apply_rope"),
+    ("ex05_apply_rope_test", None, "ex05_apply_rope"),
+    ("squares", part_by_pattern(r"^([^_]+)_"), "squares"),
+], ids=["a test cell its own part", "a course's exercise prefix", "no pattern", "no match"])
+def test_what_a_test_cell_tests_is_its_grade_id_without_its_part(test_id, part_of, name):
+    assert feedback.tested_name(test_id, part_of) == name  # imported by name, pytest would collect it as a test
