@@ -111,6 +111,7 @@ c.FeedbackSummary.show_hidden_tests = False
 c.FeedbackSummary.hidden_messages = "auto"
 # The summary has a row per exercise: a test cell's exercise is the start of its grade id (ex05_...).
 c.FeedbackSummary.part_pattern = EXERCISE_PATTERN
+c.FeedbackSummary.part_name = "exercise"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "hardened_grading.feedback.FeedbackSummary",

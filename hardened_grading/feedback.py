@@ -198,19 +198,18 @@ def summary_text(rows):
     return "\n".join(lines)
 
 
-def summary_html(rows, full=False, by_hand=0):
+def summary_html(rows, full=False, by_hand=0, part="test"):
     """The summary as an HTML table, for the top of the feedback; `full` as in :func:`summary`; `by_hand`: the
-    notebook's points that are graded by hand (answers and tasks), said apart."""
+    notebook's points that are graded by hand (answers and tasks), said apart; `part`: what a row is called."""
     total, maximum = sum(r["score"] for r in rows), sum(r["max_score"] for r in rows)
     told = ("with what it tried, what it expected and what came back" if full else
             "with what it tried (a hidden check says what it expected after the due date)")
     out = ['<div id="grading-summary" class="panel panel-info">',
            f'<div class="panel-heading"><h4>Summary: {total:g} of {maximum:g} points</h4>'
            + (f"<p>This notebook's other {by_hand:g} points are graded by hand.</p>" if by_hand else "")
-           +
-           f"<p>Each exercise's points; under an exercise that lost points, each check that failed, "
+           + f"<p>The points of each {html.escape(part)}, and under those that lost points each check that failed, "
            f"{told}. Fix the first one first: later checks often fail because of it.</p></div>",
-           '<table class="table table-condensed"><thead><tr><th>exercise</th><th class="center">points</th>'
+           f'<table class="table table-condensed"><thead><tr><th>{html.escape(part)}</th><th class="center">points</th>'
            "<th>failed checks</th></tr></thead><tbody>"]
     for row in rows:
         lost = row["score"] < row["max_score"]
@@ -353,6 +352,9 @@ class FeedbackSummary(Preprocessor):
         "A regular expression whose first group, found in a test cell's grade id, names the part of the "
         "assignment it belongs to: the summary has one row per part (posenc: r'^(ex\\d+)_', one row per "
         "exercise). Empty (the default): one row per test cell.")).tag(config=True)
+    part_name = Unicode("test", help=(
+        "What the summary calls a row (part_pattern's parts): 'test' (the default, a row per test cell), "
+        "'exercise', 'problem'.")).tag(config=True)
     enabled = Bool(True)
 
     def preprocess(self, nb, resources):
@@ -369,7 +371,7 @@ class FeedbackSummary(Preprocessor):
         part_of = part_by_pattern(self.part_pattern)
         rows, reason = summary(nb, full, part_of), unreadable_reason(nb)
         resources.setdefault(META, {})["summary_html"] = (unreadable_html(reason, rows) if reason
-                                                              else summary_html(rows, full, points_by_hand(nb)))
+                                                              else summary_html(rows, full, points_by_hand(nb), self.part_name))
         if reason:  # said once, at the top
             nb.cells = nb.cells[1:]
         if not self.show_hidden_tests:

@@ -63,6 +63,10 @@ def test_points_graded_by_hand_are_said_apart():
     _, resources = FeedbackSummary(hidden_messages="after-due").preprocess(notebook, {})
     html = resources["hardened_grading"]["summary_html"]
     assert "Summary: 1 of 2 points" in html and "other 5 points are graded by hand" in html
+    assert "<th>test</th>" in html and "The points of each test," in html  # a row is a test cell
+    _, resources = FeedbackSummary(part_pattern=r"^([a-z]+)_", part_name="problem").preprocess(graded_notebook(), {})
+    html = resources["hardened_grading"]["summary_html"]
+    assert "<th>problem</th>" in html and "<b>correct</b>" in html and "<b>squares</b>" in html
 
 
 @pytest.mark.parametrize("test_id, part_of, name", [
