@@ -202,9 +202,19 @@ def failure_reason(result):
     return reason.removeprefix("[ERROR] ").removeprefix("[CRITICAL] ").strip()[:300]
 
 
-def problems_of(course, student, assignment):
+def course_parts(config):
+    """``part_of(grade id)`` of the course whose configuration is `config` (its ``FeedbackSummary.part_pattern``),
+    or None when it sets none."""
+    from .feedback import part_by_pattern
+
+    pattern = config.FeedbackSummary.get("part_pattern", "")
+    return part_by_pattern(pattern) if pattern else None
+
+
+def problems_of(course, student, assignment, part_of=None):
     """:func:`hardened_grading.incidents.incidents` of a student's graded notebooks, each named when the
-    assignment has several (none for a notebook that cannot be read: nbgrader's own failure says why)."""
+    assignment has several (none for a notebook that cannot be read: nbgrader's own failure says why); a cell's
+    part (``part_of(grade id)``: the course's ``FeedbackSummary.part_pattern``) is said with it."""
     import nbformat
 
     from .incidents import incidents
@@ -217,7 +227,7 @@ def problems_of(course, student, assignment):
         except Exception:
             continue
         found += [(what, f"{path.name}, {where}" if len(paths) > 1 else where, why)
-                  for what, where, why in incidents(notebook)]
+                  for what, where, why in incidents(notebook, part_of)]
     return tuple(found)
 
 
@@ -239,6 +249,7 @@ def work(course, db_url, log_path, connection, parent):
         config = load_config(course)
         config.CourseDirectory.db_url = db_url
         api = nbgrader_api(config)
+        part_of = course_parts(config)
         connection.send("ready")
         while True:
             task = connection.recv()
@@ -255,7 +266,8 @@ def work(course, db_url, log_path, connection, parent):
             elif not force and before is not None and graded_marker(course, student, assignment) == before:
                 outcome = Outcome(student, "skipped", seconds)
             else:
-                outcome = Outcome(student, "graded", seconds, problems=problems_of(course, student, assignment))
+                outcome = Outcome(student, "graded", seconds,
+                                  problems=problems_of(course, student, assignment, part_of))
             with open(log_path, "a") as log:
                 log.write(f"\n=== {student}: {outcome.status} in {seconds:.1f} s (worker {os.getpid()})\n"
                           + result.get("log", "") + result.get("error", ""))
