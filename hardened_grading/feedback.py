@@ -25,6 +25,7 @@ import nbformat
 
 import nbgrader
 from nbconvert.exporters import HTMLExporter
+from nbconvert.filters import strip_ansi
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, Enum, Unicode
 
@@ -174,8 +175,7 @@ def failed_assert(error):
     """What a bare ``assert`` (no message) that failed tried: ``failed: assert f(1) == 1``, its line in the error's
     traceback (IPython's arrow line, else a plain traceback's last ``assert`` line); "an assert failed" when the
     traceback does not show it."""
-    lines = [text for line in error.get("traceback") or []
-             for text in re.sub(r"\x1b\[[0-9;]*m", "", str(line)).splitlines()]
+    lines = [text for line in error.get("traceback") or [] for text in strip_ansi(str(line)).splitlines()]
     arrowed = [re.sub(r"^\s*-+>\s*\d*\s*", "", text).strip() for text in lines if re.match(r"^\s*-+>", text)]
     plain = [text.strip() for text in lines]
     for code in [*reversed(arrowed), *reversed(plain)]:

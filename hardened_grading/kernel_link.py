@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import nbformat
 from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async
+from nbgrader.utils import get_partial_grade
 
 from . import judge
 from .cells import META, grade_id
@@ -183,16 +184,6 @@ class KernelLink:
                 kc.input(answer_callback(message["content"].get("prompt", "")))
 
 
-def own_score(result, points):
-    """The score nbgrader gives a passing test cell whose result is `result`: a number from 0 to `points` is
-    the score; anything else (or a number it cannot use) is all the points."""
-    try:
-        value = float(repr(result))
-    except ValueError:
-        return points
-    return value if 0 <= value <= points else points
-
-
 def record_verdict(cell, checks, stdout, error, abort=None, per_check=True, result=None):
     """Give a judged test cell its outputs and score, from its checks (:class:`judge.Check`).
 
@@ -216,9 +207,12 @@ def record_verdict(cell, checks, stdout, error, abort=None, per_check=True, resu
         cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
     if not failed and error is None and abort is None:
         if result is not None:
-            cell.outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": repr(result)},
-                                                       execution_count=None))
-            cell.metadata[META]["score"] = own_score(result, points)
+            shown = nbformat.v4.new_output("execute_result", data={"text/plain": repr(result)}, execution_count=None)
+            cell.outputs.append(shown)
+            try:  # the score nbgrader reads from that result (SaveAutoGrades: nbgrader.utils.get_partial_grade)
+                cell.metadata[META]["score"] = get_partial_grade(shown, points)
+            except ValueError:  # above the cell's points: nbgrader refuses it, and the judge does not guess
+                cell.metadata[META]["score"] = points
         return
     lines = [f"{len(checks) - len(failed)} of {len(checks)} checks passed: {score:g} of {points:g} points."]
     if abort:
