@@ -1,7 +1,9 @@
 """The assignment grades right: real nbgrader commands, real kernels, a real SQLite gradebook.
 
-One class of students is autograded in a single ``nbgrader autograde`` run (module fixture). The
-class is one table, :data:`CLASS`: each row names a student, says how the submission is built, which
+One class of students is graded in a single run of the course's parallel grader, ``posenc-grade --jobs
+2`` (module fixture), which runs nbgrader's autograde in each worker: the large class is graded as an
+instructor grades one (``tests/test_grade_class.py`` proves it scores as serial ``nbgrader autograde``
+does, and the tests below still run serial ``nbgrader autograde`` end to end). The class is one table, :data:`CLASS`: each row names a student, says how the submission is built, which
 exercises must lose points, and what the graded notebook and the log must say. The fixture is made
 from the table, and the table-driven tests assert on the gradebook, in the shape of nbgrader's own
 test suite. The rows: the reference answers, the blank release, every wrong answer of
@@ -17,6 +19,7 @@ import math
 import os
 import pwd
 import re
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -296,15 +299,28 @@ def submit(student, kit):
     return path
 
 
+def grade_whole_class(course, assignment, jobs=2):
+    """Grade every submission of `assignment` in `course` with the course's parallel grader (``posenc-grade
+    ASSIGNMENT --jobs JOBS --force``), as an instructor grades a large class. Return its CompletedProcess,
+    with nbgrader's log of every submission (the run's log file, which posenc-grade names on stderr)
+    after its own output in ``stdout``."""
+    result = subprocess.run([sys.executable, "-m", "posenc_course.grade", assignment, "--jobs", str(jobs), "--force"],
+                            cwd=course, env=nbgrader_env(), capture_output=True, text=True, timeout=1800)
+    named = re.search(r"; log: (\S+\.log)$", result.stderr, re.MULTILINE)
+    assert named, f"posenc-grade named no log:\n{result.stdout}\n{result.stderr}"
+    result.stdout += "\n" + open(named.group(1)).read()
+    return result
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Autograde the whole CLASS in one run; yield (course, scores, autograde's result)."""
+    """Grade the whole CLASS in one run; yield (course, scores, the run's result with its log)."""
     course = new_course(tmp_path_factory.mktemp("course"))
     kit = SimpleNamespace(course=course, release=generate(course),
                           answers=reference_answers(course / "source" / "posenc" / "exercises.ipynb"))
     for student in CLASS:
         submit(student, kit)
-    result = run_nbgrader(course, "autograde", "posenc", "--force")
+    result = grade_whole_class(course, "posenc")
     yield course, report.exercise_scores(course / "gradebook.db"), result
 
 

@@ -1,6 +1,6 @@
 """The second assignment, ``posenc-advanced``, grades right: the proofs of the first, on its notebook.
 
-One class is autograded in a single ``nbgrader autograde posenc-advanced`` run (module fixture), with
+One class is graded in a single ``posenc-grade posenc-advanced --jobs 2`` run (module fixture), with
 real kernels and a real SQLite gradebook, as in ``test_grading``: the reference answers (full marks),
 the blank release (0), every wrong answer of ``advanced_answers`` (docked in its own exercise only),
 a differently written correct answer for every exercise, and one student who writes every function
@@ -20,8 +20,8 @@ from posenc_course.submissions import make_submission, reference_answers
 from posenc_solutions import ADVANCED_EXERCISES
 
 from .advanced_answers import ALTERNATIVES, STUDENT_ALTERNATIVES, WRONG, WRONG_CONCEPTS
-from .test_grading import (FAKE_PASSES, SOME, Student, answered, assert_scores, blank, log_lines, prefixed, raw,
-                           shown, some, submit, verdicts_of)
+from .test_grading import (FAKE_PASSES, SOME, Student, answered, assert_scores, blank, grade_whole_class, log_lines,
+                           prefixed, raw, shown, some, submit, verdicts_of)
 
 SOURCE = nbformat.read(source_notebook(ADVANCED), as_version=4)
 MAX_POINTS = points_per_exercise(SOURCE)  # from the notebook's metadata, never typed here
@@ -72,7 +72,7 @@ assert len(STUDENTS) == len(CLASS), "two rows of CLASS have the same name"
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Autograde the whole CLASS in one run; yield (course, scores, autograde's result)."""
+    """Grade the whole CLASS in one run (posenc-grade); yield (course, scores, the run's result with its log)."""
     from types import SimpleNamespace
 
     course = new_course(tmp_path_factory.mktemp("course"))
@@ -83,7 +83,7 @@ def graded(tmp_path_factory):
                           answers=reference_answers(source_notebook(ADVANCED, course)))
     for student in CLASS:
         submit(student, kit)
-    result = run_nbgrader(course, "autograde", ADVANCED, "--force")
+    result = grade_whole_class(course, ADVANCED)
     yield course, report.exercise_scores(course / "gradebook.db", ADVANCED), result
 
 
