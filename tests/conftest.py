@@ -1,5 +1,9 @@
 import os
+import sys
+import time
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 # No deadlines: the machine is shared and noisy. CI runs a fixed, derandomised set of examples.
@@ -29,9 +33,18 @@ SLOW_MODULES = ("test_grading", "test_grade_class", "test_grading_advanced", "te
 SPREAD_MODULES = {"test_pythons"}
 
 
+#: Set in the environment of the run's first process (and so of every process the run starts, xdist's
+#: workers too): what is still running with it when the run ends was left behind.
+RUN_MARKER = "POSENC_TEST_RUN"
+#: Seconds the run's own processes (xdist's workers) may take to end once the run is over, on a loaded machine.
+LEFT_BEHIND_GRACE = float(os.environ.get("POSENC_LEFT_BEHIND_GRACE", 60))
+
+
 def pytest_configure(config):
     for name, what in TIERS.items():
         config.addinivalue_line("markers", f"{name}: {what}")
+    if not hasattr(config, "workerinput"):  # the run's first process: the xdist controller, or the only one
+        os.environ.setdefault(RUN_MARKER, f"{os.getpid()}")
 
 
 def module_of(item):
@@ -56,3 +69,45 @@ def pytest_collection_modifyitems(config, items):
     # Heaviest first; a stable sort keeps each module's own order.
     rank = {module: i for i, module in enumerate(SLOW_MODULES)}
     items.sort(key=lambda item: rank.get(module_of(item), len(rank)))
+
+
+def processes_of_this_run(marker, folder):
+    """``{pid: command line}`` of the processes, other than this one, that have `marker` in their environment or
+    name `folder` (the run's temporary folder) on their command line: a sandbox (bwrap), whose environment is
+    cleared, names the course folder it binds. Zombies, which have ended, are not counted."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # it ended while we looked, or is not ours to read
+            continue
+        if state != "Z" and (marker in environ or (folder and folder in command)):
+            found[int(entry)] = command.strip()
+    return found
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_sessionfinish(session, exitstatus):
+    """After the whole run (xdist's workers torn down), nothing it started may still be running: no grader,
+    worker, kernel, sandbox, server or browser. The run waits for them to end, up to LEFT_BEHIND_GRACE
+    seconds, then fails and names each one (they are left running, to be looked at)."""
+    yield
+    config = session.config
+    if hasattr(config, "workerinput") or not sys.platform.startswith("linux") or \
+            os.environ.get(RUN_MARKER) != str(os.getpid()):
+        return
+    marker = f"{RUN_MARKER}={os.getpid()}".encode()
+    factory = getattr(config, "_tmp_path_factory", None)  # the run's temporary folder (xdist's workers' are in it)
+    folder = f"{factory.getbasetemp()}/" if factory is not None else None
+    deadline = time.monotonic() + LEFT_BEHIND_GRACE
+    while (left := processes_of_this_run(marker, folder)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if left:
+        sys.stderr.write(f"\nERROR: {len(left)} process(es) started by this test run were still running "
+                         f"{LEFT_BEHIND_GRACE} s after it ended:\n"
+                         + "".join(f"  {pid}: {command[:300]}\n" for pid, command in sorted(left.items())))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
