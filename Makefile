@@ -81,13 +81,18 @@ postgresql:
 # gradebook's tests. `make install` leaves them out; `make test` (and so CI's .ci/run) brings them.
 test-tools: chromium postgresql
 
+# The suite runs on TEST_WORKERS pytest-xdist workers, a module to a worker (tests/conftest.py), the heaviest
+# modules first. Much of a grading test waits on kernels, timeouts and servers, so there are more workers than
+# cores. One worker, as before: make test TEST_WORKERS=0
+TEST_WORKERS ?= 3
+
 test: $(STAMP) test-tools
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # The fast tier (tests/conftest.py: TIERS): everything but real grading runs, the browser, every Python
 # and PostgreSQL. For a developer's edit-test loop; `make test` (CI) runs every tier.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow and not browser and not pythons and not postgres"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not pythons and not postgres"
 
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
 # instructor does (formgrader, at the course folder). ARGS are passed on: make lab ARGS=release/theory

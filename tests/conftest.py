@@ -52,8 +52,6 @@ def module_of(item):
 
 
 def pytest_collection_modifyitems(config, items):
-    import pytest
-
     for item in items:
         module = module_of(item)
         if module == "test_browser":
@@ -64,11 +62,25 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.postgres)
         if module in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
-        if module not in SPREAD_MODULES:
-            item.add_marker(pytest.mark.xdist_group(module))
     # Heaviest first; a stable sort keeps each module's own order.
     rank = {module: i for i, module in enumerate(SLOW_MODULES)}
     items.sort(key=lambda item: rank.get(module_of(item), len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a run may leave out (-p no:xdist)
+def pytest_xdist_make_scheduler(config, log):
+    """How `pytest -n N` shares the tests among its workers: a module's tests all go to one worker (its
+    module fixtures are made once), except SPREAD_MODULES', each of which may go to any; in the order of
+    collection, heaviest first. (xdist's own ``--dist loadgroup`` cannot be used: under pytest 9 it no
+    longer groups anything.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            path = nodeid.partition("::")[0]
+            return nodeid if path.rpartition("/")[2].removesuffix(".py") in SPREAD_MODULES else path
+
+    return ByModule(config, log)
 
 
 def processes_of_this_run(marker, folder):
