@@ -500,19 +500,26 @@ def verdicts_of(notebook):
     return {grade_id(c): determine_grade(c)[0] for c in notebook.cells if is_test_cell(c)}
 
 
+def run_in_plain_kernel(notebook, folder):
+    """A copy of `notebook` run top to bottom in a plain python3 kernel started in `folder`, as a student runs
+    it (Run All, on past errors). The kernel is stopped at once at the end: its verdicts are in by then."""
+    from nbclient import NotebookClient
+
+    ran = copy.deepcopy(notebook)
+    NotebookClient(ran, kernel_name="python3", timeout=60, allow_errors=True, shutdown_kernel="immediate",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return ran
+
+
 @pytest.mark.parametrize("student", HONEST)
 def test_a_test_cell_means_the_same_in_autograde_and_in_the_students_own_kernel(graded, student, tmp_path):
     """Each test cell's verdict under nbgrader autograde (the judge, the sandbox) agrees with its verdict
     when the same graded notebook runs top to bottom in a plain python3 kernel, as a student runs it:
     full marks in one exactly when full marks in the other (where a check fails, autograde gives the
     share of checks that passed, and the kernel stops at the first failure)."""
-    from nbclient import NotebookClient
-
     course, _, _ = graded
     autograded = nbformat.read(course / "autograded" / student / "posenc" / "exercises.ipynb", as_version=4)
-    in_kernel = copy.deepcopy(autograded)
-    NotebookClient(in_kernel, kernel_name="python3", timeout=60, allow_errors=True,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    in_kernel = run_in_plain_kernel(autograded, tmp_path)
     graded_verdicts, kernel_verdicts = verdicts_of(autograded), verdicts_of(in_kernel)
     release = nbformat.read(course / "release" / "posenc" / "exercises.ipynb", as_version=4)
     assert graded_verdicts.keys() == kernel_verdicts.keys() == {grade_id(c) for c in release.cells if is_test_cell(c)}

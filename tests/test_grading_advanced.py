@@ -21,7 +21,7 @@ from posenc_solutions import ADVANCED_EXERCISES
 
 from .advanced_answers import ALTERNATIVES, STUDENT_ALTERNATIVES, WRONG, WRONG_CONCEPTS
 from .test_grading import (FAKE_PASSES, SOME, Student, answered, assert_scores, blank, grade_whole_class, log_lines,
-                           prefixed, raw, shown, some, submit, verdicts_of)
+                           prefixed, raw, run_in_plain_kernel, shown, some, submit, verdicts_of)
 
 SOURCE = nbformat.read(source_notebook(ADVANCED), as_version=4)
 MAX_POINTS = points_per_exercise(SOURCE)  # from the notebook's metadata, never typed here
@@ -140,13 +140,9 @@ def test_a_test_cell_means_the_same_in_autograde_and_in_the_students_own_kernel(
     """One verdict, as in ``test_grading``: each test cell has full marks under nbgrader autograde (the
     judge, the sandbox) exactly when it passes in a plain python3 kernel that runs the same graded
     notebook top to bottom, as the student runs it."""
-    from nbclient import NotebookClient
-
     course, _, _ = graded
     autograded = nbformat.read(course / "autograded" / student / ADVANCED / NOTEBOOK, as_version=4)
-    in_kernel = nbformat.reads(nbformat.writes(autograded), as_version=4)
-    NotebookClient(in_kernel, kernel_name="python3", timeout=60, allow_errors=True,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    in_kernel = run_in_plain_kernel(autograded, tmp_path)
     graded_verdicts, kernel_verdicts = verdicts_of(autograded), verdicts_of(in_kernel)
     assert graded_verdicts.keys() == kernel_verdicts.keys() == TEST_POINTS.keys()
     differ = {gid: f"{graded_verdicts[gid]:g} points in autograde, {kernel_verdicts[gid]:g} in the kernel"
