@@ -75,6 +75,8 @@ def pytest_xdist_make_scheduler(config, log):
     longer groups anything.)"""
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False  # keep the collection's order, not xdist's (most tests first)
+
     class ByModule(LoadScopeScheduling):
         def _split_scope(self, nodeid):
             path = nodeid.partition("::")[0]

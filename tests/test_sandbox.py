@@ -10,6 +10,8 @@ bombs (processes, file size, ``/tmp`` size, output) each cost at most their own 
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 import uuid
 from pathlib import Path
@@ -19,6 +21,7 @@ import nbformat
 import pytest
 
 from hardened_grading import kernel
+from hardened_grading.grading import KERNEL_FOLDER
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.layout import NOTEBOOK
@@ -175,8 +178,10 @@ def marked_processes():
     return found
 
 
-def kernel_folders():
-    return {p.name for p in Path("/tmp").glob("hardened-grading-kernel-*")}
+def kernel_folders(grader):
+    """The kernels' private folders that the grader of pid `grader` made and left (other graders, of other
+    tests running at the same time, make their own)."""
+    return {p.name for p in Path("/tmp").glob(f"{KERNEL_FOLDER}{grader}-*")}
 
 
 @pytest.fixture(scope="module")
@@ -191,13 +196,15 @@ def probed(tmp_path_factory):
                           answers=reference_answers(course / "source" / "posenc" / NOTEBOOK))
     for student in PROBES:
         submit(student, kit)
-    folders_before = kernel_folders()
     env = nbgrader_env(HOME=str(home), POSENC_REAL_HOME=os.environ.get("HOME", "/root"))
-    graded = run_nbgrader(course, "autograde", "posenc", "--force", env=env)
+    grader = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", "posenc", "--force"], cwd=course,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    graded = subprocess.CompletedProcess(grader.args, None, *grader.communicate(timeout=1800))
+    graded.returncode = grader.returncode
     processes_after = marked_processes()
     feedback = run_nbgrader(course, "generate_feedback", "posenc", "--force", env=env)
     yield SimpleNamespace(course=course, result=graded, feedback=feedback, listener=listener,
-                          processes=processes_after, new_folders=kernel_folders() - folders_before,
+                          processes=processes_after, new_folders=kernel_folders(grader.pid),
                           scores=report.exercise_scores(course / "gradebook.db"))
     listener.socket.close()
 
