@@ -172,6 +172,12 @@ class ResilientExecute(Execute):
         "installs it nowhere, so a student's JupyterLab never offers it. Change it only to tell this "
         "course's grading kernels apart from another's in a process list or a log.")).tag(config=True)
 
+    shutdown_kernel = Enum(["graceful", "immediate"], default_value="immediate", help=(
+        "How a kernel is stopped once its notebook is graded. 'immediate' (the default here): it is killed, "
+        "with its process group (and with the sandbox, every process in it), so that the next submission "
+        "does not wait; its outputs are all in by then. 'graceful' (nbclient's default): it is asked to shut "
+        "down, and waited for.")).tag(config=True)
+
     read_only_paths = List(Unicode(), help=(
         "More files or folders the sandboxed kernel may read, bound read-only at the same absolute path: a "
         "data set, another library's files. None may hold the course folder or lie inside it (files the "

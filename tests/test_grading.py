@@ -489,6 +489,41 @@ def test_the_grading_kernel_has_a_memory_limit(tmp_path):
     assert int(notebook.cells[0].outputs[0].text) == 1000
 
 
+@pytest.mark.parametrize("mode", ["immediate", "graceful"])
+def test_a_graded_kernel_is_stopped_as_the_setting_says(tmp_path, mode):
+    """By default (``shutdown_kernel = "immediate"``) a kernel is killed once its notebook is graded, so that the
+    next submission does not wait for it to shut down; ``"graceful"`` asks it to shut down and waits. Either
+    way it is gone when grading returns. (What it saves is measured by ``make bench``, not here.)"""
+    from traitlets.config import Config
+
+    from hardened_grading.grading import ResilientExecute
+
+    stops = []
+
+    class Watched(ResilientExecute):
+        def create_kernel_manager(self):
+            km = super().create_kernel_manager()
+            shutdown = km.shutdown_kernel
+
+            async def shutdown_kernel(now=False, restart=False):
+                stops.append((now, km.provisioner.process.pid))
+                return await shutdown(now=now, restart=restart)
+
+            km.shutdown_kernel = shutdown_kernel
+            return km
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    config = Config()
+    if mode == "graceful":
+        config.ResilientExecute.shutdown_kernel = "graceful"
+    Watched(config=config, kernel_name="hardened-grading", timeout=60).preprocess(
+        notebook, {"metadata": {"path": str(tmp_path)}})
+    assert notebook.cells[0].outputs[0].text == "42\n"
+    [(now, pid)] = stops
+    assert now == (mode == "immediate")
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
 HONEST = [student.name for student in CLASS if student.honest]
 
 
