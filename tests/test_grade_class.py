@@ -337,6 +337,7 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
     while kernel_launcher_of(course) is None:
         assert run.poll() is None and time.monotonic() < deadline, f"{command} ended before a kernel started"
         time.sleep(0.01)
+    graders = set(processes_of(course))  # the command and its workers: each names its kernels' folders
     run.send_signal(signal.SIGKILL)
     run.wait()
     # Left behind, a kernel would wait for its grader forever; ended, they go in well under a second. 60 s
@@ -349,15 +350,18 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert_expected_scores(db_url_of(course), class_)
     assert not nothing_left(course, seconds=60), "a finished run left processes behind"
-    assert not orphaned_kernel_folders(), "a killed grader's kernel folders outlived the next run"
+    assert not orphaned_kernel_folders(graders), "a killed grader's kernel folders outlived the next run"
 
 
-def orphaned_kernel_folders():
-    """The kernels' private folders (``hardened-grading-kernel-PID-*``) whose grader is gone."""
+def orphaned_kernel_folders(graders):
+    """The kernels' private folders (``hardened-grading-kernel-PID-*``) of the graders of pids `graders` that are
+    gone (other tests, grading at the same time, have folders of their own)."""
     from hardened_grading.grading import KERNEL_FOLDER
 
-    return [folder.name for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*")
-            if not Path(f"/proc/{folder.name.removeprefix(KERNEL_FOLDER).partition('-')[0]}").exists()]
+    owners = {folder: folder.name.removeprefix(KERNEL_FOLDER).partition("-")[0]
+              for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*")}
+    return [folder.name for folder, owner in owners.items()
+            if owner.isdigit() and int(owner) in graders and not Path(f"/proc/{owner}").exists()]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
