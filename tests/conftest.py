@@ -47,13 +47,14 @@ def pytest_configure(config):
         os.environ.setdefault(RUN_MARKER, f"{os.getpid()}")
 
 
-def module_of(item):
-    return item.nodeid.partition("::")[0].rpartition("/")[2].removesuffix(".py")
+def module_of(nodeid):
+    """The test module's name in a node id: ``test_grading`` for ``tests/test_grading.py::test_x[a]``."""
+    return nodeid.partition("::")[0].rpartition("/")[2].removesuffix(".py")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        module = module_of(item)
+        module = module_of(item.nodeid)
         if module == "test_browser":
             item.add_marker(pytest.mark.browser)
         if module == "test_pythons":
@@ -64,7 +65,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
     # Heaviest first; a stable sort keeps each module's own order.
     rank = {module: i for i, module in enumerate(SLOW_MODULES)}
-    items.sort(key=lambda item: rank.get(module_of(item), len(rank)))
+    items.sort(key=lambda item: rank.get(module_of(item.nodeid), len(rank)))
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a run may leave out (-p no:xdist)
@@ -79,8 +80,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class ByModule(LoadScopeScheduling):
         def _split_scope(self, nodeid):
-            path = nodeid.partition("::")[0]
-            return nodeid if path.rpartition("/")[2].removesuffix(".py") in SPREAD_MODULES else path
+            return nodeid if module_of(nodeid) in SPREAD_MODULES else nodeid.partition("::")[0]
 
     return ByModule(config, log)
 
