@@ -12,8 +12,10 @@ tampered tests, hostile cells and answers (crashes, memory bombs, endless loops,
 checks) and malformed files.
 """
 
+import ast
 import copy
 import csv
+import functools
 import inspect
 import math
 import os
@@ -31,7 +33,8 @@ import pytest
 from posenc_course import report
 from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.layout import ASSIGNMENT, GRADED, NOTEBOOK, SOURCE_NOTEBOOK, points_per_exercise, points_per_test_cell
-from posenc_course.submissions import grade_id, is_test_cell, make_submission, reference_answers, write_submission
+from posenc_course.submissions import (MARKER, find_function_cell, grade_id, is_answer_cell, is_test_cell, make_submission,
+                                      reference_answers, write_submission)
 from posenc_solutions import EXERCISES
 
 from . import alternative_solutions
@@ -69,12 +72,22 @@ class Student:
 
 # How submissions are built -----------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Answered:
+    """Builds the reference answers, with `functions` replaced and `answers` cells overridden, then `edit`ed."""
+
+    functions: dict = None  #: ``{function_name: code}``
+    answers: dict = None  #: ``{answer cell grade_id: code}``
+    edit: Callable = None  #: ``edit(notebook, kit)`` -> the notebook
+
+    def __call__(self, kit):
+        notebook = make_submission({**kit.answers, **(self.answers or {})}, self.functions, release_notebook=kit.release)
+        return self.edit(notebook, kit) if self.edit else notebook
+
+
 def answered(functions=None, answers=None, edit=None):
     """The reference answers, with `functions` replaced and `answers` cells overridden, then `edit`ed."""
-    def build(kit):
-        notebook = make_submission({**kit.answers, **(answers or {})}, functions, release_notebook=kit.release)
-        return edit(notebook, kit) if edit else notebook
-    return build
+    return Answered(functions, answers, edit)
 
 
 def blank(kit):
@@ -286,6 +299,114 @@ STUDENTS = {student.name: student for student in CLASS}
 assert len(STUDENTS) == len(CLASS), "two rows of CLASS have the same name"
 
 
+# Rows graded together ------------------------------------------------------------------------------
+#
+# Most rows change one exercise's answers and keep the reference's everywhere else. Each exercise is
+# scored by its own test cells, so rows that change different exercises, where neither's code names
+# what the other's defines, can be one submission: each row's exercises score as its row says, and
+# every exercise no row of the submission changed keeps full marks. The class is graded in far fewer
+# kernels, and each row's test still names the row.
+
+@dataclass(frozen=True)
+class Submission:
+    """One submitted notebook of a graded class: one row of a table, or several rows together."""
+
+    name: str  #: the student id it is submitted under
+    rows: tuple  #: the rows of the table it holds
+
+    @property
+    def filename(self):
+        return self.rows[0].filename
+
+    @property
+    def honest(self):
+        return all(row.honest for row in self.rows)
+
+    def build(self, kit):
+        if len(self.rows) == 1:
+            return self.rows[0].build(kit)
+        functions = {name: code for row in self.rows for name, code in (row.build.functions or {}).items()}
+        answers = {cell_id: code for row in self.rows for cell_id, code in (row.build.answers or {}).items()}
+        return answered(functions, answers)(kit)
+
+
+def exercise_of(cell_id):
+    return cell_id.split("_")[0]
+
+
+def _defined(code):
+    """The top-level names `code` defines (functions, classes, assignments)."""
+    names = set()
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def _words(code):
+    return set(re.findall(r"[A-Za-z_]\w*", code))
+
+
+def _footprint(row, notebook):
+    """(exercises, names defined, names used) of a row that only answers differently, or None for a row that
+    must be graded alone (any other build, or one that the notebook or the log must speak of)."""
+    build = row.build
+    if not isinstance(build, Answered) or build.edit or not (build.functions or build.answers) \
+            or row.says or row.logs or row.filename != NOTEBOOK:
+        return None
+    cells = {grade_id(cell): cell for cell in notebook.cells if grade_id(cell)}
+    exercises = {exercise_of(cell_id) for cell_id in build.answers or {}}
+    exercises |= {exercise_of(grade_id(find_function_cell(notebook, name))) for name in build.functions or {}}
+    code = "\n".join([*(build.functions or {}).values(), *(build.answers or {}).values()])
+    # and the reference's cells of those exercises: what their answers define, what their answers and tests use
+    mine = [cell for cell_id, cell in cells.items() if exercise_of(cell_id) in exercises]
+    answers = [MARKER.sub("", cell.source) for cell in mine if is_answer_cell(cell)]
+    defined = set().union(_defined(code), *map(_defined, answers))
+    return exercises, defined, _words(code) | set().union(*(_words(cell.source) for cell in mine))
+
+
+@functools.lru_cache(maxsize=None)
+def _read_source(path):
+    return nbformat.read(str(path), as_version=4)
+
+
+def grade_together(rows, source_notebook):
+    """The submissions of a class: each row that only answers differently (:func:`_footprint`) joins the first
+    submission whose rows change none of its exercises and share no name with it; every other row is a
+    submission of its own, under its own name. `source_notebook` is the assignment's, with its answers."""
+    notebook = _read_source(source_notebook)
+    alone, groups = [], []  # groups: [(rows, footprints)]
+    for row in rows:
+        footprint = _footprint(row, notebook)
+        if footprint is None:
+            alone.append(Submission(row.name, (row,)))
+            continue
+        exercises, defined, used = footprint
+        for members, footprints in groups:
+            if all(not (exercises & e) and not (defined & u) and not (d & used) for e, d, u in footprints):
+                members.append(row)
+                footprints.append(footprint)
+                break
+        else:
+            groups.append(([row], [footprint]))
+    together = [Submission(f"together-{number:02d}" if len(members) > 1 else members[0].name, tuple(members))
+                for number, (members, _) in enumerate(groups, 1)]
+    return alone + together
+
+
+def changed_by_others(submission, row, source_notebook):
+    """The exercises the other rows of `row`'s submission change: the row says nothing of them."""
+    notebook = _read_source(source_notebook)
+    return set().union(*(_footprint(other, notebook)[0] for other in submission.rows if other is not row))
+
+
+SUBMISSIONS = grade_together(CLASS, SOURCE_NOTEBOOK)
+SUBMITTED_AS = {row.name: submission for submission in SUBMISSIONS for row in submission.rows}
+
+
 def submit(student, kit):
     """Write `student`'s submission into the course (to ``kit.assignment``, posenc unless it says
     otherwise); return its path."""
@@ -318,8 +439,8 @@ def graded(tmp_path_factory):
     course = new_course(tmp_path_factory.mktemp("course"))
     kit = SimpleNamespace(course=course, release=generate(course),
                           answers=reference_answers(course / "source" / "posenc" / "exercises.ipynb"))
-    for student in CLASS:
-        submit(student, kit)
+    for submission in SUBMISSIONS:
+        submit(submission, kit)
     result = grade_whole_class(course, "posenc")
     yield course, report.exercise_scores(course / "gradebook.db"), result
 
@@ -343,6 +464,18 @@ def assert_scores(scores, student, loses, maxima=None):
     assert not problems, f"{student}: " + "; ".join(problems)
 
 
+def assert_row_scores(scores, row, submissions, source_notebook=SOURCE_NOTEBOOK, maxima=None):
+    """`row` of a class table scores what it says, in the submission that holds it (`submissions`: the
+    class's :func:`grade_together`): every exercise but those the submission's other rows change."""
+    [submission] = [s for s in submissions if row in s.rows]
+    others = changed_by_others(submission, row, source_notebook)
+    kept = {exercise: points for exercise, points in (maxima or MAX_POINTS).items() if exercise not in others}
+    got = {exercise: score for exercise, (score, _) in scores[submission.name].items()}
+    problems = score_problems(got, row.loses, kept)
+    where = f" (graded in {submission.name}, whose other rows change {', '.join(sorted(others))})" if others else ""
+    assert not problems, f"{row.name}{where}: " + "; ".join(problems)
+
+
 def shown(notebook):
     """What a graded notebook shows its reader: markdown, and every output's text and error."""
     parts = [c.source for c in notebook.cells if c.cell_type == "markdown"]
@@ -359,7 +492,7 @@ def log_lines(result, student):
 @pytest.mark.parametrize("student", CLASS, ids=lambda s: s.name)
 def test_each_student_scores_what_the_table_says(graded, student):
     _, scores, _ = graded
-    assert_scores(scores, student.name, student.loses)
+    assert_row_scores(scores, student, SUBMISSIONS)
 
 
 @pytest.mark.parametrize("student", [s for s in CLASS if s.says], ids=lambda s: s.name)
@@ -383,6 +516,44 @@ def test_the_score_check_can_fail():
     assert score_problems(full, some("ex05")) and score_problems(full, {"ex05": 1})
     assert score_problems({**full, "ex03": 0}, some("ex05"))
     assert score_problems({exercise: 0 for exercise in MAX_POINTS}, ALL) == []
+
+
+def test_rows_share_a_submission_only_when_neither_can_change_the_others_score():
+    """grade_together keeps apart rows of one exercise, rows where one's code names what the other's
+    defines (a call, a helper of the same name), and rows the notebook or the log must speak of."""
+    def row(name, functions=None, answers=None, **kwargs):
+        return Student(name, answered(functions, answers), **kwargs)
+
+    causal = "def causal_mask(query_positions, key_positions):\n    return _shared(query_positions)"
+    rope = "def rope_frequencies(head_dim, base=10000.0):\n    return _shared(head_dim)"
+    rows = [row("a-helper", {"causal_mask": causal + "\n\n\ndef _shared(x):\n    return x"}),  # ex03
+            row("b-helper", {"rope_frequencies": rope + "\n\n\ndef _shared(x):\n    return -x"}),  # ex05
+            row("c-ex01", WRONG["exponent_i_over_d"][1]), row("d-ex03", WRONG["strict_causal"][1]),
+            row("e-ex01", WRONG["table_starts_at_1"][1]),
+            row("f-calls-ex03", {"rotation_2d": "def rotation_2d(angle):\n    return causal_mask(angle, angle)"}),
+            row("g-says", WRONG["rope_clockwise"][1], says="something"),
+            Student("h-edited", answered(edit=lambda notebook, kit: notebook)),
+            row("i-concept", answers={"ex07_ratio": "ratio = 2"})]
+    together = {s.name: [r.name for r in s.rows] for s in grade_together(rows, SOURCE_NOTEBOOK)}
+    assert together == {"g-says": ["g-says"], "h-edited": ["h-edited"],
+                        "together-01": ["a-helper", "c-ex01", "i-concept"],
+                        "together-02": ["b-helper", "d-ex03", "e-ex01"], "f-calls-ex03": ["f-calls-ex03"]}, together
+    assert sorted(row.name for s in SUBMISSIONS for row in s.rows) == sorted(STUDENTS), "each row in one submission"
+
+    # A row is held to its own exercises and to those no row of its submission changes.
+    submissions = grade_together(rows, SOURCE_NOTEBOOK)
+    a, c = rows[0], rows[2]  # together-01, with i-concept: ex03, ex01 and ex07 changed
+    full = {exercise: (points, points) for exercise, points in MAX_POINTS.items()}
+    ex03_lost = {"together-01": {**full, "ex03": (0, MAX_POINTS["ex03"])}}
+    a, c = Student("a-helper", a.build, loses=some("ex03")), Student("c-ex01", c.build, loses=some("ex01"))
+    submissions = [Submission(s.name, tuple({"a-helper": a, "c-ex01": c}.get(r.name, r) for r in s.rows))
+                   for s in submissions]
+    assert_row_scores(ex03_lost, a, submissions)  # ex01 and ex07 are the other rows'
+    own_kept = r"c-ex01 \(graded in together-01, whose other rows change ex03, ex07\): ex01: \S+ of \S+, but it must lose"
+    with pytest.raises(AssertionError, match=own_kept):
+        assert_row_scores(ex03_lost, c, submissions)  # its own exercise kept full marks
+    with pytest.raises(AssertionError, match="ex02: 0 of"):
+        assert_row_scores({"together-01": {**ex03_lost["together-01"], "ex02": (0, MAX_POINTS["ex02"])}}, a, submissions)
 
 
 @pytest.mark.parametrize("assignment, notebook", [*((a, NOTEBOOK) for a in GRADED), ("theory", "theory.ipynb")])
@@ -439,7 +610,7 @@ def test_the_whole_class_is_graded_in_one_run_without_errors(graded):
     course, scores, result = graded
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     students = {p.name for p in (course / "submitted").iterdir()}
-    assert set(scores) == students
+    assert set(scores) == students == {submission.name for submission in SUBMISSIONS}
     for student in students:
         assert (course / "autograded" / student / "posenc" / "exercises.ipynb").exists(), student
 
@@ -524,7 +695,7 @@ def test_a_graded_kernel_is_stopped_as_the_setting_says(tmp_path, mode):
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
 
 
-HONEST = [student.name for student in CLASS if student.honest]
+HONEST = [submission.name for submission in SUBMISSIONS if submission.honest]
 
 
 def verdicts_of(notebook):
@@ -567,7 +738,8 @@ def test_a_test_cell_means_the_same_in_autograde_and_in_the_students_own_kernel(
 
 def test_visible_tests_fail_with_a_message_not_a_bare_assertion(graded):
     course, _, _ = graded
-    graded_nb = nbformat.read(course / "autograded" / "wrong-rope_half_split" / "posenc" / "exercises.ipynb", as_version=4)
+    folder = course / "autograded" / SUBMITTED_AS["wrong-rope_half_split"].name / "posenc"
+    graded_nb = nbformat.read(folder / "exercises.ipynb", as_version=4)
     [cell] = [c for c in graded_nb.cells if grade_id(c) == "ex05_apply_rope_test"]
     failed = [line for o in cell.outputs if o.output_type == "stream" for line in o.text.splitlines()
               if line.strip().startswith("FAILED")]

@@ -20,8 +20,9 @@ from posenc_course.submissions import make_submission, reference_answers
 from posenc_solutions import ADVANCED_EXERCISES
 
 from .advanced_answers import ALTERNATIVES, STUDENT_ALTERNATIVES, WRONG, WRONG_CONCEPTS
-from .test_grading import (FAKE_PASSES, SOME, Student, answered, assert_scores, blank, grade_whole_class, log_lines,
-                           prefixed, raw, run_in_plain_kernel, shown, some, submit, verdicts_of)
+from .test_grading import (FAKE_PASSES, SOME, Student, answered, assert_row_scores, blank, grade_together,
+                           grade_whole_class, log_lines, prefixed, raw, run_in_plain_kernel, shown, some, submit,
+                           verdicts_of)
 
 SOURCE = nbformat.read(source_notebook(ADVANCED), as_version=4)
 MAX_POINTS = points_per_exercise(SOURCE)  # from the notebook's metadata, never typed here
@@ -68,6 +69,8 @@ CLASS = [
 ]
 STUDENTS = {student.name: student for student in CLASS}
 assert len(STUDENTS) == len(CLASS), "two rows of CLASS have the same name"
+#: the class as submitted: rows that change different exercises share a submission (test_grading.grade_together)
+SUBMISSIONS = grade_together(CLASS, source_notebook(ADVANCED))
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +84,8 @@ def graded(tmp_path_factory):
         assert result.returncode == 0, result.stdout + result.stderr
     kit = SimpleNamespace(course=course, assignment=ADVANCED, release=release_notebook(ADVANCED, course),
                           answers=reference_answers(source_notebook(ADVANCED, course)))
-    for student in CLASS:
-        submit(student, kit)
+    for submission in SUBMISSIONS:
+        submit(submission, kit)
     result = grade_whole_class(course, ADVANCED)
     yield course, report.exercise_scores(course / "gradebook.db", ADVANCED), result
 
@@ -90,7 +93,7 @@ def graded(tmp_path_factory):
 @pytest.mark.parametrize("student", CLASS, ids=lambda s: s.name)
 def test_each_student_scores_what_the_table_says(graded, student):
     _, scores, _ = graded
-    assert_scores(scores, student.name, student.loses, MAX_POINTS)
+    assert_row_scores(scores, student, SUBMISSIONS, source_notebook(ADVANCED), MAX_POINTS)
 
 
 @pytest.mark.parametrize("student", [s for s in CLASS if s.says], ids=lambda s: s.name)
@@ -110,7 +113,7 @@ def test_the_log_says_why_a_submission_was_graded_as_it_was(graded, student):
 def test_the_whole_class_is_graded_in_one_run(graded):
     course, scores, result = graded
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert set(scores) == {p.name for p in (course / "submitted").iterdir()}
+    assert set(scores) == {p.name for p in (course / "submitted").iterdir()} == {s.name for s in SUBMISSIONS}
 
 
 def test_the_proofs_cover_every_exercise():
@@ -132,7 +135,7 @@ def test_the_score_check_can_fail():
     assert SOME is None
 
 
-HONEST = [student.name for student in CLASS if student.honest]
+HONEST = [submission.name for submission in SUBMISSIONS if submission.honest]
 
 
 @pytest.mark.parametrize("student", HONEST)
