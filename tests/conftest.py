@@ -23,14 +23,15 @@ TIERS = {
 }
 # The modules that run real grading, heaviest first (by their time in a full run; `--durations` at the end of
 # each run shows it): the suite starts them first, so that no long module is left to run alone at the end.
-SLOW_MODULES = ("test_grading", "test_grade_class", "test_grading_advanced", "test_pythons", "test_mutation",
+SLOW_MODULES = ("test_grade_class", "test_pythons", "test_grading_advanced", "test_grading", "test_grade_class_runs",
+                "test_mutation",
                 "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_sandbox", "test_habits",
                 "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
                 "test_engine_wheel", "test_theory", "test_leaks", "test_unreadable")
 # Tests that may run on any worker, each alone (`make test` runs the suite on every core with pytest-xdist):
 # their module has no fixture that several of them share. Every other module runs whole on one worker, so
 # that a module's fixtures (a class graded once, a PostgreSQL server) are made once.
-SPREAD_MODULES = {"test_pythons"}
+SPREAD_MODULES = {"test_pythons", "test_grade_class_runs"}
 
 
 #: Set in the environment of the run's first process (and so of every process the run starts, xdist's
