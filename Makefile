@@ -120,7 +120,7 @@ release: notebook
 	$(BIN)/python -m posenc_course.generate posenc posenc-advanced theory
 
 # Mutation testing of the notebook's tests (posenc_course/mutants.py): every one-change mutant of the
-# reference solutions, graded by nbgrader autograde. About 10 minutes on two cores; MUTANTS_FLAGS=--sample 40
+# reference solutions, graded by nbgrader autograde, mutants of different exercises in one submission. MUTANTS_FLAGS=--sample 40
 # grades a deterministic sample, as CI does.
 mutants: $(STAMP)
 	$(BIN)/python -m posenc_course.mutants $(MUTANTS_FLAGS)

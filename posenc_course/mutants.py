@@ -4,8 +4,10 @@ Every one-change mutant of the reference solutions (:mod:`posenc_course.mutation
 a student is: a submission with the reference answers and that one function changed, graded by
 ``nbgrader autograde`` in a throwaway course, with the real test cells, hidden ones included, through
 the course's real grading path (sandboxed kernel, judge). All mutants are one class, graded in one run.
+Each exercise is scored by its own test cells, so mutants of different exercises share a submission
+(:func:`graded_together`), and each is judged by its own exercise's score.
 
-A mutant that loses points is *killed*. One that keeps full marks is checked against independent
+A mutant that loses points in its exercise is *killed*. One that keeps full marks is checked against independent
 evidence: the contract tests (``tests/test_contract.py``, which compare the package with the
 independent implementations of ``tests/alternative_solutions.py``, ``tests/test_known_values.py`` and
 ``tests/test_properties.py``) are run with the mutant in place of the reference function. If they all
@@ -14,7 +16,7 @@ person can check). If one fails, the mutant is a *survivor*: a wrong answer that
 survivor must be explained in ``authoring/mutants.md`` (a heading that is its name, then why it is
 acceptable), or caught by a new hidden test.
 
-    python -m posenc_course.mutants                  # every mutant (authors: about 12 minutes on two cores)
+    python -m posenc_course.mutants                  # every mutant (authors; it prints its progress)
     python -m posenc_course.mutants --sample 40      # a deterministic sample (what CI runs)
     python -m posenc_course.mutants --exercise ex07  # one exercise
 
@@ -73,31 +75,63 @@ def accepted_survivors(path=ACCEPTED_FILE):
     return accepted
 
 
-def _course_with(mutants, folder):
-    """A new course in `folder` whose submissions are the reference (the control) and `mutants`."""
+def graded_together(mutants):
+    """The mutants in groups, each graded as one submission: at most one mutant of each exercise, and no
+    mutant whose source names a function of another member's exercise. Each exercise is scored by its own
+    test cells, so each mutant is judged by its own exercise's score, as if it were graded alone, in far
+    fewer kernels."""
+    import posenc_solutions
+
+    functions = {exercise: set(names) for exercise, names in posenc_solutions.EXERCISES.items()}
+
+    def apart(one, other):
+        return one.exercise != other.exercise and not functions[one.exercise] & set(re.findall(r"\w+", other.source)) \
+            and not functions[other.exercise] & set(re.findall(r"\w+", one.source))
+
+    groups = []
+    for mutant in mutants:
+        group = next((g for g in groups if all(apart(mutant, other) for other in g)), None)
+        if group is None:
+            groups.append([mutant])
+        else:
+            group.append(mutant)
+    return groups
+
+
+def _course_with(groups, folder, first):
+    """A new course in `folder` whose submissions are the reference (the control) and `groups` of mutants
+    (:func:`graded_together`), numbered from `first`; return it and ``{student: group}``."""
     from .submissions import make_submission, reference_answers, write_submission
 
     course = new_course(folder)
     release = generate(course)
     answers = reference_answers(course / "source" / ASSIGNMENT / "exercises.ipynb")
     write_submission(make_submission(answers, release_notebook=release), course / "submitted", CONTROL)
-    for mutant in mutants:
-        write_submission(make_submission(answers, {mutant.function: mutant.source}, release_notebook=release),
-                         course / "submitted", mutant.key)
-    return course
+    students = {}
+    for number, group in enumerate(groups, first):
+        students[f"mutants-{number:03d}"] = group
+        functions = {mutant.function: mutant.source for mutant in group}
+        write_submission(make_submission(answers, functions, release_notebook=release), course / "submitted",
+                         f"mutants-{number:03d}")
+    return course, students
 
 
 def grade(mutants, workdir, workers=1):
-    """Autograde every mutant, plus the reference as a control in each course; return
-    ``{student: (score, max)}``. With `workers` > 1 the mutants are shared among that many courses,
-    each graded by its own ``nbgrader autograde`` at the same time."""
+    """Autograde every mutant (several to a submission: :func:`graded_together`), plus the reference as
+    a control in each course; return ``{mutant key: (score, max)}`` of each mutant's exercise, and
+    ``{CONTROL: (score, max)}`` of the whole notebook. With `workers` > 1 the submissions are shared
+    among that many courses, each graded by its own ``nbgrader autograde`` at the same time."""
     from .report import exercise_scores
 
-    shards = [mutants[i::workers] for i in range(workers) if mutants[i::workers]] or [[]]
-    courses = [_course_with(shard, Path(workdir) / f"course-{i}") for i, shard in enumerate(shards)]
-    total = len(mutants) + len(courses)
-    progress(f"grading {len(mutants)} mutants and the reference with nbgrader autograde, "
-             f"{len(courses)} at a time")
+    groups = graded_together(mutants)
+    shards = [groups[i::workers] for i in range(workers) if groups[i::workers]] or [[]]
+    courses, first = [], 1
+    for i, shard in enumerate(shards):
+        courses.append(_course_with(shard, Path(workdir) / f"course-{i}", first))
+        first += len(shard)
+    total = len(groups) + len(courses)
+    progress(f"grading {len(mutants)} mutants in {len(groups)} submissions (one mutant per exercise in each), "
+             f"and the reference, with nbgrader autograde, {len(courses)} at a time")
     started, done, lock = time.monotonic(), [0], threading.Lock()
 
     def follow(run, log):
@@ -106,13 +140,13 @@ def grade(mutants, workdir, workers=1):
             if "] Autograding " in line:  # nbgrader's log line as it starts a submission
                 with lock:
                     done[0] += 1
-                    if done[0] % 25 == 0:
+                    if done[0] % 10 == 0:
                         elapsed = time.monotonic() - started
-                        progress(f"{done[0]}/{total} graded, {elapsed:.0f} s, "
+                        progress(f"{done[0]}/{total} submissions graded, {elapsed:.0f} s, "
                                  f"about {elapsed / done[0] * (total - done[0]):.0f} s left")
 
     runs, logs, readers = [], [], []
-    for course in courses:
+    for course, _ in courses:
         run = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"], cwd=course,
                                env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         log = []
@@ -120,16 +154,19 @@ def grade(mutants, workdir, workers=1):
         reader.start()
         runs.append(run), logs.append(log), readers.append(reader)
     scores = {}
-    for course, run, log, reader in zip(courses, runs, logs, readers):
+    for (course, students), run, log, reader in zip(courses, runs, logs, readers):
         code = run.wait()
         reader.join()
         if code != 0:
             raise RuntimeError(f"nbgrader autograde failed in {course}:\n" + "".join(log[-40:]))
-        for student, per in exercise_scores(course / "gradebook.db").items():
-            total_score = (sum(s for s, _ in per.values()), sum(m for _, m in per.values()))
-            if student == CONTROL and scores.get(CONTROL, total_score) != total_score:
-                raise RuntimeError("the reference answers scored differently in two courses")
-            scores[student] = total_score
+        graded = exercise_scores(course / "gradebook.db")
+        control = tuple(map(sum, zip(*graded[CONTROL].values())))
+        if scores.get(CONTROL, control) != control:
+            raise RuntimeError("the reference answers scored differently in two courses")
+        scores[CONTROL] = control
+        for student, group in students.items():
+            for mutant in group:
+                scores[mutant.key] = graded[student][mutant.exercise]
     progress(f"graded in {time.monotonic() - started:.0f} s")
     return scores
 
@@ -170,8 +207,8 @@ def run(mutants, workdir, workers=1):
     if score != maximum:
         raise RuntimeError(f"the reference answers scored {score:g} of {maximum:g}: fix the notebook first")
     outcome = Outcome()
-    full = [m for m in mutants if scores[m.key][0] >= maximum]
-    outcome.killed = [m for m in mutants if scores[m.key][0] < maximum]
+    full = [m for m in mutants if scores[m.key][0] >= scores[m.key][1]]
+    outcome.killed = [m for m in mutants if scores[m.key][0] < scores[m.key][1]]
     if full:
         progress(f"{len(full)} mutants kept full marks: running the contract tests against each")
     for number, mutant in enumerate(full, 1):

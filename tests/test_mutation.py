@@ -92,6 +92,22 @@ def test_a_sample_of_mutants_graded_by_nbgrader_is_killed_or_set_aside_by_eviden
     assert "kill rate" in result.stdout
 
 
+def test_mutants_share_a_submission_only_when_neither_can_change_the_others_score():
+    """graded_together: every mutant in one group; in a group, one mutant per exercise, and none whose
+    source names a function of another member's exercise (a sibling call would score it twice)."""
+    import dataclasses
+
+    found = mutation.all_mutants()
+    groups = mutants.graded_together(found)
+    assert sorted(m.key for g in groups for m in g) == sorted(m.key for m in found)
+    assert all(len({m.exercise for m in g}) == len(g) for g in groups)
+    assert len(groups) < len(found) / 4, "mutants of different exercises are graded together"
+    first, second = (next(m for m in found if m.exercise == e) for e in ("ex03", "ex04"))
+    calls = dataclasses.replace(second, source=second.source + f"\n# {first.function}(...)")
+    assert mutants.graded_together([first, second]) == [[first, second]]
+    assert mutants.graded_together([first, calls]) == [[first], [calls]]
+
+
 def test_every_explained_survivor_is_a_mutant_of_the_reference_with_a_reason():
     """authoring/mutants.md names mutants as make mutants prints them; a stale entry is an error."""
     accepted = mutants.accepted_survivors()
