@@ -35,6 +35,7 @@ from pathlib import Path
 
 from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.demo import MISTAKES
+from posenc_course.layout import ASSIGNMENT
 from hardened_grading.grade_class import default_jobs
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
@@ -43,7 +44,7 @@ def make_class(course, size):
     release = generate(course)
     answers = reference_answers(course / "source" / "posenc" / "exercises.ipynb")
     kinds = [make_submission(answers, release_notebook=release),
-             make_submission(answers, functions=MISTAKES, release_notebook=release),
+             make_submission(answers, functions=MISTAKES[ASSIGNMENT][0], release_notebook=release),
              make_submission(release_notebook=release)]
     for number in range(size):
         write_submission(kinds[number % 3], course / "submitted", f"s{number:03d}")
