@@ -375,8 +375,9 @@ def _read_source(path):
 
 def grade_together(rows, source_notebook):
     """The submissions of a class: each row that only answers differently (:func:`_footprint`) joins the first
-    submission whose rows change none of its exercises and share no name with it; every other row is a
-    submission of its own, under its own name. `source_notebook` is the assignment's, with its answers."""
+    submission whose rows change none of its exercises, share no name with it, and are as honest as it (an
+    honest submission's verdicts are checked in a plain kernel too); every other row is a submission of its
+    own, under its own name. `source_notebook` is the assignment's, with its answers."""
     notebook = _read_source(source_notebook)
     alone, groups = [], []  # groups: [(rows, footprints)]
     for row in rows:
@@ -386,7 +387,8 @@ def grade_together(rows, source_notebook):
             continue
         exercises, defined, used = footprint
         for members, footprints in groups:
-            if all(not (exercises & e) and not (defined & u) and not (d & used) for e, d, u in footprints):
+            if members[0].honest == row.honest and \
+                    all(not (exercises & e) and not (defined & u) and not (d & used) for e, d, u in footprints):
                 members.append(row)
                 footprints.append(footprint)
                 break
@@ -533,12 +535,15 @@ def test_rows_share_a_submission_only_when_neither_can_change_the_others_score()
             row("f-calls-ex03", {"rotation_2d": "def rotation_2d(angle):\n    return causal_mask(angle, angle)"}),
             row("g-says", WRONG["rope_clockwise"][1], says="something"),
             Student("h-edited", answered(edit=lambda notebook, kit: notebook)),
-            row("i-concept", answers={"ex07_ratio": "ratio = 2"})]
+            row("i-concept", answers={"ex07_ratio": "ratio = 2"}),
+            row("j-honest", WRONG["rope_clockwise"][1], honest=True)]  # ex05, but checked in a plain kernel too
     together = {s.name: [r.name for r in s.rows] for s in grade_together(rows, SOURCE_NOTEBOOK)}
     assert together == {"g-says": ["g-says"], "h-edited": ["h-edited"],
                         "together-01": ["a-helper", "c-ex01", "i-concept"],
-                        "together-02": ["b-helper", "d-ex03", "e-ex01"], "f-calls-ex03": ["f-calls-ex03"]}, together
+                        "together-02": ["b-helper", "d-ex03", "e-ex01"], "f-calls-ex03": ["f-calls-ex03"],
+                        "j-honest": ["j-honest"]}, together
     assert sorted(row.name for s in SUBMISSIONS for row in s.rows) == sorted(STUDENTS), "each row in one submission"
+    assert all(SUBMITTED_AS[row.name].honest for row in CLASS if row.honest), "every honest row's verdicts are checked"
 
     # A row is held to its own exercises and to those no row of its submission changes.
     submissions = grade_together(rows, SOURCE_NOTEBOOK)
