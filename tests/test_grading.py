@@ -535,7 +535,7 @@ def test_rows_share_a_submission_only_when_neither_can_change_the_others_score()
             row("f-calls-ex03", {"rotation_2d": "def rotation_2d(angle):\n    return causal_mask(angle, angle)"}),
             row("g-says", WRONG["rope_clockwise"][1], says="something"),
             Student("h-edited", answered(edit=lambda notebook, kit: notebook)),
-            row("i-concept", answers={"ex07_ratio": "ratio = 2"}),
+            row("i-concept", answers={"ex07_ratio_answer": "ex07_ratio = 2.0"}),
             row("j-honest", WRONG["rope_clockwise"][1], honest=True)]  # ex05, but checked in a plain kernel too
     together = {s.name: [r.name for r in s.rows] for s in grade_together(rows, SOURCE_NOTEBOOK)}
     assert together == {"g-says": ["g-says"], "h-edited": ["h-edited"],
