@@ -32,7 +32,8 @@ import pytest
 
 from posenc_course import report
 from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.layout import ASSIGNMENT, GRADED, NOTEBOOK, SOURCE_NOTEBOOK, points_per_exercise, points_per_test_cell
+from posenc_course.layout import (ASSIGNMENT, GRADED, NOTEBOOK, SOURCE_NOTEBOOK, exercise_of, points_per_exercise,
+                                  points_per_test_cell)
 from posenc_course.submissions import (MARKER, find_function_cell, grade_id, is_answer_cell, is_test_cell, make_submission,
                                       reference_answers, write_submission)
 from posenc_solutions import EXERCISES
@@ -328,10 +329,6 @@ class Submission:
         functions = {name: code for row in self.rows for name, code in (row.build.functions or {}).items()}
         answers = {cell_id: code for row in self.rows for cell_id, code in (row.build.answers or {}).items()}
         return answered(functions, answers)(kit)
-
-
-def exercise_of(cell_id):
-    return cell_id.split("_")[0]
 
 
 def _defined(code):
