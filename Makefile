@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install test test-fast test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade postgresql FORCE
+.PHONY: install docs test test-fast test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade postgresql FORCE
 
 install: $(STAMP)
 
@@ -77,6 +77,18 @@ postgresql:
 	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q postgresql >/dev/null 2>&1; }; }; } || \
 	  echo "note: PostgreSQL is not installed (sudo apt-get install postgresql): its tests will be skipped"
 
+# The course site (docs/maintainers/docs.md): Sphinx with MyST-NB, pinned in docs/requirements.lock, into
+# docs/_build/html. Warnings are errors. `make test` installs it too: tests/test_docs.py builds the site.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP) docs/requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r docs/requirements.lock
+	@touch $@
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "the site: $(abspath docs/_build/html/index.html)"
+
 # The tools only the tests use: a browser for tests/test_browser.py, a PostgreSQL server for the shared
 # gradebook's tests. `make install` leaves them out; `make test` (and so CI's .ci/run) brings them.
 test-tools: chromium postgresql
@@ -86,7 +98,7 @@ test-tools: chromium postgresql
 # cores, which on 2 cores was faster than two per core (README: Tests). All in one process: make test TEST_WORKERS=0
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 
-test: $(STAMP) test-tools
+test: $(STAMP) $(DOCS_STAMP) test-tools
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # The fast tier (tests/conftest.py: TIERS): everything but real grading runs, the browser, every Python
@@ -140,6 +152,8 @@ lock:
 	.lockenv/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	.lockenv/bin/uv pip compile pyproject.toml --extra test --universal --python-version $(MIN_PYTHON) \
 	  --custom-compile-command "make lock" --quiet $(LOCK_FLAGS) -o requirements.lock
+	.lockenv/bin/uv pip compile pyproject.toml --extra test --extra docs --universal --python-version $(MIN_PYTHON) \
+	  --constraint requirements.lock --custom-compile-command "make lock" --quiet $(LOCK_FLAGS) -o docs/requirements.lock
 	rm -rf .lockenv
 
 clean:

@@ -1,0 +1,317 @@
+"""The course site's Sphinx extension: pages made from the repository when the site is built.
+
+- ``{fact}`name```: a number or name read from the code (:mod:`posenc_facts`).
+- ``{exercise-table} ASSIGNMENT``: an assignment's exercises, with their difficulty and points, from its notebook.
+- ``{limits-table}``: the grading kernel's limits, each default and meaning from ``hardened_grading.kernel.Limits``.
+- ``{solutions-table}``: the reference modules and the functions of each exercise.
+- ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
+  get it) and a page per position scheme (``posenc_course.schemes``). Made afresh by every build, never edited.
+"""
+
+import hashlib
+import inspect
+import re
+from pathlib import Path
+
+import nbformat
+from docutils import nodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+import posenc_facts
+
+ROOT = posenc_facts.ROOT
+DOCS = ROOT / "docs"
+GENERATED = DOCS / "_generated"
+log = logging.getLogger(__name__)
+
+HEADING = re.compile(r"^## Exercise (\d+) (★+) (.*?) \(([\d +]+) = (\d+) points\)\s*$", re.M)
+SECTION = re.compile(r"^## (\d+)\. (.*)$", re.M)
+
+
+# -- the role and the tables ------------------------------------------------------------------------------
+
+def fact_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    try:
+        value = posenc_facts.value(text.strip())
+    except KeyError as error:
+        message = inliner.reporter.error(str(error), line=lineno)
+        return [inliner.problematic(rawtext, rawtext, message)], [message]
+    return [nodes.Text(value)], []
+
+
+def table(rows, header, widths=None):
+    """A docutils table of strings (inline markdown is not parsed: cells are plain or literal)."""
+    table_node = nodes.table()
+    group = nodes.tgroup(cols=len(header))
+    table_node += group
+    for width in widths or [1] * len(header):
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    group += head
+    body = nodes.tbody()
+    group += body
+    for parent, cells in [(head, header)] + [(body, row) for row in rows]:
+        row_node = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            entry += nodes.paragraph("", "", *(cell if isinstance(cell, list) else [nodes.Text(str(cell))]))
+            row_node += entry
+        parent += row_node
+    return table_node
+
+
+def literal(text):
+    return [nodes.literal(text, text)]
+
+
+def exercises_of(assignment):
+    """``[(number, stars, title, points)]`` of an assignment, from its release notebook's headings."""
+    nb = posenc_facts.notebook(assignment)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return [(int(n), stars, title, int(points)) for n, stars, title, _, points in HEADING.findall(text)]
+
+
+class ExerciseTable(SphinxDirective):
+    """The exercises of an assignment: number, title (a link to it), difficulty, points; and the total."""
+
+    required_arguments = 1
+
+    def run(self):
+        assignment = self.arguments[0]
+        rows = []
+        for number, stars, title, points in exercises_of(assignment):
+            ref = nodes.reference("", title, internal=True,
+                                  refuri=f"{self.env.app.builder.get_relative_uri(self.env.docname, f'_generated/{assignment}')}"
+                                         f"#{label(assignment, number)}")
+            rows.append([f"ex{number:02d}", [ref], stars, points])
+        rows.append(["", [nodes.strong("", "total")], "", [nodes.strong("", str(posenc_facts.points(assignment)))]])
+        return [table(rows, ["#", "topic", "difficulty", "points"], [1, 8, 2, 1])]
+
+
+class LimitsTable(SphinxDirective):
+    """The grading kernel's limits: each ``ResilientExecute`` setting, its default and what it limits."""
+
+    def run(self):
+        from dataclasses import fields
+
+        from sphinx.pycode import ModuleAnalyzer
+
+        from hardened_grading.kernel import Limits
+
+        comments = ModuleAnalyzer.for_module("hardened_grading.kernel").find_attr_docs()
+        rows = [[literal(f.name), [nodes.Text(str(f.default))], " ".join(comments.get(("Limits", f.name), [""]))]
+                for f in fields(Limits)]
+        return [table(rows, ["setting", "default", "what it limits"], [3, 1, 8])]
+
+
+class SolutionsTable(SphinxDirective):
+    """The reference modules: each with the exercises it answers and their functions."""
+
+    required_arguments = 1
+
+    def run(self):
+        import posenc_solutions
+
+        assignment = self.arguments[0]
+        table_ = posenc_solutions.EXERCISES if assignment == "posenc" else posenc_solutions.ADVANCED_EXERCISES
+        modules = {}
+        for exercise, names in table_.items():
+            for name in names:
+                module = getattr(posenc_solutions, name).__module__.rsplit(".", 1)[1]
+                entry = modules.setdefault(module, ([], []))
+                if exercise not in entry[0]:
+                    entry[0].append(exercise)
+                entry[1].append(name)
+        rows = [[literal(module), ", ".join(exercises), sum(([nodes.literal(n, n), nodes.Text(" ")] for n in names), [])]
+                for module, (exercises, names) in modules.items()]
+        return [table(rows, ["module", "exercises", "functions"], [2, 2, 8])]
+
+
+# -- the generated pages -----------------------------------------------------------------------------------
+
+def label(assignment, number):
+    return f"{assignment}-ex{number:02d}"
+
+
+def theory_label(section):
+    return f"theory-{section:02d}"
+
+
+def labelled(nb, pattern, make_label):
+    """`nb` with a MyST target line above each heading `pattern` matches (its first group is the number)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = pattern.sub(lambda m: f"({make_label(int(m.group(1)))})=\n{m.group(0)}", cell.source)
+    return nb
+
+
+def executed_theory(cache_folder):
+    """The released theory notebook, run top to bottom in a kernel (ipc, like the grader's); cached by content."""
+    source = ROOT / "release" / "theory" / "theory.ipynb"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    cached = Path(cache_folder) / f"theory-{digest}.ipynb"
+    if cached.exists():
+        return nbformat.read(cached, as_version=4)
+    import os
+    import tempfile
+
+    from nbclient import NotebookClient
+
+    log.info("posenc: running the theory notebook for its figures (once per change of it)")
+    nb = nbformat.read(source, as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}})
+    with tempfile.TemporaryDirectory() as folder:  # over Unix sockets: over TCP the kernel warns on every start
+        client.km = client.create_kernel_manager()
+        client.km.transport, client.km.ip = "ipc", os.path.join(folder, "kernel-ipc")
+        client.km.connection_file = os.path.join(folder, "kernel.json")
+        client.execute()
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, cached)
+    return nb
+
+
+def write_if_changed(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def scheme_page(scheme):
+    import posenc_solutions
+
+    from posenc_course.layout import ASSIGNMENT
+
+    theory = {int(n): title for n, title in SECTION.findall(
+        "\n".join(c.source for c in nbformat.read(ROOT / "release" / "theory" / "theory.ipynb", as_version=4).cells
+                  if c.cell_type == "markdown"))}
+    lines = [f"# {scheme.name}", "", scheme.summary, "", "## Read", ""]
+    lines += [f"- Theory, {{ref}}`§{n}. {theory[n]} <{theory_label(n)}>`" for n in scheme.theory]
+    lines += ["", "## Practise", ""]
+    modules = {}
+    for assignment, number in scheme.exercises:
+        title = dict((n, t) for n, _, t, _ in exercises_of(assignment))[number]
+        lines.append(f"- `{assignment}`, {{ref}}`exercise {number}: {title} <{label(assignment, number)}>`")
+        table_ = posenc_solutions.EXERCISES if assignment == ASSIGNMENT else posenc_solutions.ADVANCED_EXERCISES
+        for name in table_[f"ex{number:02d}"]:
+            function = getattr(posenc_solutions, name)
+            modules.setdefault(function.__module__, []).append(f"`{name}{inspect.signature(function)}`")
+    lines += ["", "## Compare, when you are done", "",
+              "The reference solutions, in the repository (the site does not show them: work the exercise first):", ""]
+    for module, signatures in modules.items():
+        path = module.replace(".", "/") + ".py"
+        lines.append(f"- `{path}`: {', '.join(signatures)}")
+    return "\n".join(lines) + "\n"
+
+
+def contract_page(assignment):
+    """The functions of `assignment`, exercise by exercise: each signature and docstring (autodoc)."""
+    import posenc_solutions
+
+    from posenc_course.layout import ASSIGNMENT
+
+    table_ = posenc_solutions.EXERCISES if assignment == ASSIGNMENT else posenc_solutions.ADVANCED_EXERCISES
+    titles = {n: t for n, _, t, _ in exercises_of(assignment)}
+    lines = [f"# The functions of `{assignment}`", ""]
+    for exercise, names in table_.items():
+        number = int(exercise[2:])
+        lines += [f"## {exercise}: {titles[number]}", "",
+                  f"In the notebook: {{ref}}`exercise {number} <{label(assignment, number)}>`.", ""]
+        for name in names:
+            lines += [f"```{{eval-rst}}", f".. autofunction:: posenc_solutions.{name}", "```", ""]
+    return "\n".join(lines)
+
+
+#: The project's parts, bottom layer first: a part may import only parts of lower layers (or of its own).
+LAYERS = (
+    ("the engine", ("hardened_grading",)),
+    ("the reference solutions", ("posenc_solutions",)),
+    ("the course's tooling", ("posenc_course",)),
+    ("the proofs and the site", ("tests", "benchmarks", "docs")),
+)
+
+
+def imports_between_parts():
+    """``{(importer, imported): number of import statements}`` between the project's parts, read with ``ast``."""
+    import ast
+
+    parts = [p for _, names in LAYERS for p in names]
+    counts = {}
+    for part in parts:
+        for path in (ROOT / part).rglob("*.py"):
+            if "_build" in path.parts or "_generated" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+                for name in names:
+                    top = name.split(".")[0]
+                    if top in parts and top != part:
+                        counts[(part, top)] = counts.get((part, top), 0) + 1
+    return counts
+
+
+def draw_layers(path):
+    """The architecture's picture: each layer a row of boxes, each arrow an import between parts, with its count."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.hashsalt": "posenc", "font.size": 10})
+    fig, ax = plt.subplots(figsize=(9, 5.2))
+    centre = {}
+    for row, (title, parts) in enumerate(LAYERS):
+        y = row * 1.5
+        ax.text(-0.2, y, title, ha="right", va="center", fontsize=10, style="italic")
+        for i, part in enumerate(parts):
+            x = (i + 0.5) * 6 / len(parts)
+            centre[part] = (x, y)
+            ax.text(x, y, part, ha="center", va="center", family="monospace",
+                    bbox={"boxstyle": "round,pad=0.5", "facecolor": f"C{row}", "alpha": 0.25})
+    for (importer, imported), count in sorted(imports_between_parts().items()):
+        (x0, y0), (x1, y1) = centre[importer], centre[imported]
+        ax.annotate("", xy=(x1, y1 + 0.28), xytext=(x0, y0 - 0.28),
+                    arrowprops={"arrowstyle": "->", "color": "0.4", "shrinkA": 4, "shrinkB": 4})
+        ax.text((x0 + x1) / 2, (y0 + y1) / 2, str(count), fontsize=8, color="0.3", ha="center",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+    ax.set(xlim=(-3.4, 6.2), ylim=(-0.7, 1.5 * len(LAYERS) - 0.8))
+    ax.axis("off")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    plt.close(fig)
+
+
+def generate(app):
+    """Write ``_generated/``: the notebooks and the scheme pages, each only when its text changed."""
+    from posenc_course.layout import GRADED
+    from posenc_course.schemes import SCHEMES
+
+    theory = labelled(executed_theory(Path(app.outdir).parent / ".theory-cache"), SECTION, theory_label)
+    theory.metadata.setdefault("mystnb", {})["execution_mode"] = "off"
+    write_if_changed(GENERATED / "theory.ipynb", nbformat.writes(theory))
+    for assignment in GRADED:
+        nb = labelled(nbformat.read(ROOT / "release" / assignment / "exercises.ipynb", as_version=4),
+                      re.compile(r"^## Exercise (\d+) .*$", re.M), lambda n, a=assignment: label(a, n))
+        nb.metadata.setdefault("mystnb", {})["execution_mode"] = "off"
+        write_if_changed(GENERATED / f"{assignment}.ipynb", nbformat.writes(nb))
+    for assignment in GRADED:
+        write_if_changed(GENERATED / "contract" / f"{assignment}.md", contract_page(assignment))
+    draw_layers(GENERATED / "architecture.svg")
+    for scheme in SCHEMES:
+        write_if_changed(GENERATED / "schemes" / f"{scheme.slug}.md", scheme_page(scheme))
+    index = ["# Position schemes", "", "Each scheme: the theory to read, the exercises to work, and the reference "
+             "module to compare with.", "", "```{toctree}", ":maxdepth: 1", ""] + [s.slug for s in SCHEMES] + ["```", ""]
+    write_if_changed(GENERATED / "schemes" / "index.md", "\n".join(index))
+    for stale in (GENERATED / "schemes").glob("*.md"):
+        if stale.stem not in {s.slug for s in SCHEMES} | {"index"}:
+            stale.unlink()
+
+
+def setup(app):
+    app.add_role("fact", fact_role)
+    app.add_directive("exercise-table", ExerciseTable)
+    app.add_directive("limits-table", LimitsTable)
+    app.add_directive("solutions-table", SolutionsTable)
+    app.connect("builder-inited", generate)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
