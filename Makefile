@@ -137,10 +137,11 @@ release: notebook
 mutants: $(STAMP)
 	$(BIN)/python -m posenc_course.mutants $(MUTANTS_FLAGS)
 
+# Each report is also kept whole in docs/measured/, with its commit and machine, for the site to include.
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_solutions.py
-	$(BIN)/python benchmarks/bench_grading.py
-	$(BIN)/python benchmarks/bench_class.py
+	$(BIN)/python benchmarks/record.py benchmarks/bench_solutions.py
+	$(BIN)/python benchmarks/record.py benchmarks/bench_grading.py
+	$(BIN)/python benchmarks/record.py benchmarks/bench_class.py
 
 # Refresh the pinned versions after changing the ranges in pyproject.toml. requirements.lock is one
 # universal lock made by uv (`uv pip compile --universal`): exact versions for every Python from

@@ -3,7 +3,7 @@
 Each function is timed next to its baseline in the same run, and reported as a
 ratio, because this machine is shared and noisy: absolute times mean little.
 
-    python benchmarks/bench_solutions.py            # the sizes of the README
+    python benchmarks/bench_solutions.py            # the sizes of docs/measured/bench_solutions.txt
     python benchmarks/bench_solutions.py --quick    # small sizes, a smoke run
 """
 
@@ -81,6 +81,9 @@ def main(argv=None):
     repeats = args.repeats or (3 if args.quick else 5)
     rng = np.random.default_rng(0)
     cases = [rope_case(*sizes["rope"], rng), alibi_case(*sizes["alibi"], rng), t5_case(*sizes["t5"], rng)]
+    from bench_class import machine
+
+    print(machine(), flush=True)
     print(f"numpy {np.__version__}; best of {repeats} calls each; ratio = function / baseline", flush=True)
     print(f"{'function':45} {'time':>9} {'baseline':>9} {'ratio':>6}   baseline", flush=True)
     for label, fn, base_label, base_fn in cases:

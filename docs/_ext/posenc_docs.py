@@ -100,8 +100,12 @@ class LimitsTable(SphinxDirective):
         from hardened_grading.kernel import Limits
 
         comments = ModuleAnalyzer.for_module("hardened_grading.kernel").find_attr_docs()
+        from hardened_grading.grading import ResilientExecute
+
         rows = [[literal(f.name), [nodes.Text(str(f.default))], " ".join(comments.get(("Limits", f.name), [""]))]
                 for f in fields(Limits)]
+        output = ResilientExecute.class_traits()["max_output_kb"]
+        rows.append([literal("max_output_kb"), [nodes.Text(str(output.default_value))], output.help.split(". ")[0] + "."])
         return [table(rows, ["setting", "default", "what it limits"], [3, 1, 8])]
 
 

@@ -116,7 +116,7 @@ def theory_figures():
 
 
 def _number(value):
-    return rf"(?<![\d.]){value}(?![\d.])"
+    return rf"(?<![\d.]){value}(?![\d]|\.\d)"
 
 
 def _facts():
@@ -139,18 +139,31 @@ def _facts():
 
     for field in fields(Limits):
         value = field.default
-        typed = (rf"{_number(value)}\s*(?:MiB|KiB|s\b|seconds|processes)",) if value > 1 else ()
+        typed = (rf"{_number(value)}\s*(?:MiB|KiB|s\b|seconds|processes)", rf"\|\s*{value}\s*\|") if value > 1 else ()
         if field.name == "memory_mb":
             typed += (rf"{_number(value // 1024)}\s*GiB",)
         facts[f"limits.{field.name}"] = Fact(lambda name=field.name: limit(name), typed)
+    from hardened_grading.grading import ResilientExecute
+
+    output_kb = ResilientExecute.class_traits()["max_output_kb"].default_value
+    facts["max_output_kb"] = Fact(lambda: output_kb, (rf"{_number(output_kb)}\s*KiB", rf"\|\s*{output_kb}\s*\|"))
+    facts["system_files.list"] = Fact(lambda: ", ".join(system_files()))
+    from hardened_grading.grade_class import GradeClass
+
+    sqlite_timeout = GradeClass.class_traits()["sqlite_timeout"].default_value
+    facts["sqlite_timeout"] = Fact(lambda: f"{sqlite_timeout:g}", (rf"busy timeout\s+of {sqlite_timeout:g}\b",))
     facts["probe_seconds"] = Fact(lambda: PROBE_SECONDS)
     facts["system_files"] = Fact(lambda: len(system_files()),
                                  (rf"\b(?:{_number(len(system_files()))}|{word(len(system_files()))})\s+files of\s+`?/etc",))
     for path in system_files():
         facts[f"system_file:{path}"] = Fact(lambda p=path: p, (rf"(?<![\w/.]){re.escape(path)}(?![\w/.])",), in_code=True)
     facts["pythons"] = Fact(pythons, (r"3\.10, 3\.11, 3\.12,? (?:and|or) 3\.13",))
-    for package in ("numpy", "nbgrader", "jupyterlab", "sphinx", "myst-nb"):
-        facts[f"locked.{package}"] = Fact(lambda p=package: locked(p) if p not in ("sphinx", "myst-nb") else docs_locked(p))
+    lock = (ROOT / "requirements.lock").read_text()
+    for package in ("numpy", "nbgrader", "jupyterlab"):
+        versions = re.findall(rf"^{package}==(\S+)", lock, re.M)
+        facts[f"locked.{package}"] = Fact(lambda p=package: locked(p), tuple(_number(re.escape(v)) for v in versions))
+    for package in ("sphinx", "myst-nb"):
+        facts[f"locked.{package}"] = Fact(lambda p=package: docs_locked(p))
     facts["uv"] = Fact(lambda: makefile_variable("UV_VERSION"), (re.escape(makefile_variable("UV_VERSION")),), in_code=True)
     return facts
 
