@@ -48,13 +48,13 @@ python:
 bubblewrap:
 	@if [ "$$(uname -s)" != Linux ]; then \
 	  echo "note: no bubblewrap on $$(uname -s): the notebooks and posenc-check work; grading a class needs Linux,"; \
-	  echo "  or c.ResilientExecute.sandbox = 'off' in nbgrader_config.py for submissions you trust (README: Platforms)"; \
+	  echo "  or c.ResilientExecute.sandbox = 'off' in nbgrader_config.py for submissions you trust (docs/install.md: Platforms)"; \
 	elif ! command -v bwrap >/dev/null 2>&1; then \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	    { apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
 	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; }; }; } || \
 	  echo "warning: could not install bubblewrap (sudo apt-get install bubblewrap, or sudo dnf install bubblewrap):" \
-	       "grading a class refuses to run without it (README: Platforms)"; \
+	       "grading a class refuses to run without it (docs/install.md: Platforms)"; \
 	fi
 
 # The real-browser tests of the student's JupyterLab (tests/test_browser.py) drive Debian's chromium with
@@ -67,7 +67,7 @@ chromium:
 	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || \
 	  echo "note: chromium is not installed (sudo apt-get install chromium): the browser tests will be skipped"
 
-# PostgreSQL, for a gradebook shared between machines (README: Grading a large class), and for the tests
+# PostgreSQL, for a gradebook shared between machines (docs/instructors/large-class.md), and for the tests
 # that start a server of their own (tests/test_grade_class.py): Debian's package, installed by `make test`
 # as root. Without it those tests are skipped, and say why; the SQLite gradebook needs nothing.
 postgresql:
@@ -95,7 +95,7 @@ test-tools: chromium postgresql
 
 # The suite runs on TEST_WORKERS pytest-xdist workers, a module to a worker (tests/conftest.py), the heaviest
 # modules first. Much of a grading test waits on kernels, timeouts and servers: one worker more than the
-# cores, which on 2 cores was faster than two per core (README: Tests). All in one process: make test TEST_WORKERS=0
+# cores, which on 2 cores was faster than two per core (docs/maintainers/testing.md). All in one process: make test TEST_WORKERS=0
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 
 test: $(STAMP) $(DOCS_STAMP) test-tools
@@ -133,9 +133,9 @@ release: notebook
 
 # Mutation testing of the notebook's tests (posenc_course/mutants.py): every one-change mutant of the
 # reference solutions, graded by nbgrader autograde, mutants of different exercises in one submission. MUTANTS_FLAGS=--sample 40
-# grades a deterministic sample, as CI does.
+# grades a deterministic sample, as CI does; a full run keeps its table in docs/measured/mutants.txt.
 mutants: $(STAMP)
-	$(BIN)/python -m posenc_course.mutants $(MUTANTS_FLAGS)
+	$(BIN)/python $(if $(MUTANTS_FLAGS),,benchmarks/record.py) -m posenc_course.mutants $(MUTANTS_FLAGS)
 
 # Each report is also kept whole in docs/measured/, with its commit and machine, for the site to include.
 bench: $(STAMP)

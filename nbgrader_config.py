@@ -73,8 +73,8 @@ c.ResilientExecute.sandbox = "require"
 c.ResilientExecute.trusted_tests = True
 c.ResilientExecute.credit_per_check = True
 
-# The grading kernel's limits: each is a setting of its own, and its default is the engine's (README:
-# Grading safely, the table of limits, gives each default and what reaching it does). Honest work uses a
+# The grading kernel's limits: each is a setting of its own, and its default is the engine's (the site's
+# Grading safely, docs/instructors/grading-safely.md, gives each default and what reaching it does). Honest work uses a
 # small part of each; a submission that reaches one loses the points of that exercise only. To change
 # one, set it here; for example, for a course whose notebooks need more memory:
 #   c.ResilientExecute.memory_mb = 8192  # address space of each process, MiB: MemoryError beyond

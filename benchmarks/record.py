@@ -1,4 +1,5 @@
-"""Run a benchmark and keep its report: ``python benchmarks/record.py benchmarks/bench_grading.py [ARGS]``.
+"""Run a benchmark and keep its report: ``python benchmarks/record.py benchmarks/bench_grading.py [ARGS]``, or
+``python benchmarks/record.py -m posenc_course.mutants [ARGS]`` for a module (kept as ``mutants.txt``).
 
 The report goes to the terminal as it is printed, and whole to ``docs/measured/<script>.txt``, where the site
 includes it (docs/maintainers/benchmarks.md). Its first line names the commit and the machine. The file is
@@ -13,8 +14,13 @@ MEASURED = Path(__file__).resolve().parents[1] / "docs" / "measured"
 
 
 def main(argv=None):
-    script, *args = argv if argv is not None else sys.argv[1:]
-    process = subprocess.Popen([sys.executable, script, *args], stdout=subprocess.PIPE, text=True)
+    argv = list(argv if argv is not None else sys.argv[1:])
+    if argv[0] == "-m":
+        command, name = ["-m", argv[1]], argv[1].rsplit(".", 1)[-1]
+        args = argv[2:]
+    else:
+        command, name, args = [argv[0]], Path(argv[0]).stem, argv[1:]
+    process = subprocess.Popen([sys.executable, *command, *args], stdout=subprocess.PIPE, text=True)
     lines = []
     for line in process.stdout:
         sys.stdout.write(line)
@@ -23,7 +29,11 @@ def main(argv=None):
     code = process.wait()
     if code == 0:
         MEASURED.mkdir(parents=True, exist_ok=True)
-        target = MEASURED / (Path(script).stem + ".txt")
+        target = MEASURED / (name + ".txt")
+        if not lines or not lines[0].startswith("commit "):  # the report names no commit and machine: say them
+            from bench_class import machine
+
+            lines.insert(0, machine() + "\n")
         target.write_text("".join(lines))
         print(f"recorded in {target}")
     return code

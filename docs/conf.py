@@ -24,7 +24,8 @@ suppress_warnings = ["mystnb.unknown_mime_type"]
 
 html_theme = "sphinx_book_theme"
 html_title = "posenc: positional encodings in transformers"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,

@@ -3,7 +3,7 @@
 nbgrader's release_feedback reads ``timestamp.txt`` and ``submission_secret.txt`` beside each student's
 feedback (``feedback/STUDENT/ASSIGNMENT/``), which come from the submission: ``nbgrader submit`` writes
 them and ``nbgrader collect`` keeps them. A submission put in ``submitted/STUDENT/ASSIGNMENT/`` by hand
-(from an LMS, say: README, The instructor's workflow, step 4) has neither, and nbgrader stops at it
+(from an LMS, say: docs/instructors/workflow.md, step 4) has neither, and nbgrader stops at it
 with a FileNotFoundError: nobody after it alphabetically gets feedback.
 
 :class:`ReleaseFeedback` (``c.ExchangeFactory.release_feedback`` in ``nbgrader_config.py``) instead

@@ -144,7 +144,7 @@ class ResilientExecute(Execute):
         "graded without it, and the error says what to do; 'if-available': sandboxed where bubblewrap "
         "works, otherwise not (posenc-check uses it for a learner's own notebook); 'off': never, only for "
         "submissions you trust (on macOS, say).")).tag(config=True)
-    # The kernel's limits (hardened_grading.kernel.Limits holds the defaults; README: Grading safely).
+    # The kernel's limits (hardened_grading.kernel.Limits holds the defaults; docs/instructors/grading-safely.md).
     memory_mb = Integer(kernel.Limits.memory_mb, min=256, help=(
         "The grading kernel's address-space limit in MiB: a cell that needs more gets a MemoryError "
         "(Linux; macOS does not enforce it).")).tag(config=True)

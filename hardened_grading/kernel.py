@@ -96,7 +96,7 @@ def limit_memory(megabytes):
 SANDBOX_ADVICE = ("To grade, use Linux with bubblewrap (sudo apt-get install bubblewrap on Debian or Ubuntu, "
                   "sudo dnf install bubblewrap on Fedora; `make install` installs it when run as root), or, "
                   "only for submissions you trust, set c.ResilientExecute.sandbox = 'off' in nbgrader_config.py "
-                  "(README: Platforms).")
+                  "(docs/install.md: Platforms).")
 #: What grading without the sandbox means, said once per run where it happens.
 UNSANDBOXED_MEANS = ("student code runs with your own permissions: it can read your files (your home folder, "
                      "the course's hidden tests and gradebook), use the network, and leave processes running")

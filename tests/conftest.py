@@ -27,7 +27,7 @@ SLOW_MODULES = ("test_grade_class", "test_pythons", "test_grading_advanced", "te
                 "test_mutation",
                 "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_sandbox", "test_habits",
                 "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
-                "test_engine_wheel", "test_theory", "test_leaks", "test_unreadable")
+                "test_engine_wheel", "test_docs", "test_theory", "test_leaks", "test_unreadable")
 # Tests that may run on any worker, each alone (`make test` runs the suite on every core with pytest-xdist):
 # their module has no fixture that several of them share. Every other module runs whole on one worker, so
 # that a module's fixtures (a class graded once, a PostgreSQL server) are made once.
@@ -39,6 +39,31 @@ SPREAD_MODULES = {"test_pythons", "test_grade_class_runs"}
 RUN_MARKER = "POSENC_TEST_RUN"
 #: Seconds the run's own processes (xdist's workers) may take to end once the run is over, on a loaded machine.
 LEFT_BEHIND_GRACE = float(os.environ.get("POSENC_LEFT_BEHIND_GRACE", 60))
+
+
+#: ``POSENC_RECORD_RUN=1 make test`` appends the run's summary line (commit, machine, workers, counts, minutes)
+#: to this file, which the site includes (docs/maintainers/testing.md); ``POSENC_RECORD_NOTE`` adds a note.
+RECORDED_RUNS = Path(__file__).resolve().parents[1] / "docs" / "measured" / "test_runs.txt"
+_STARTED = time.time()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The run's own summary, kept in RECORDED_RUNS when asked: measured times are written by the tool."""
+    if hasattr(config, "workerinput") or not os.environ.get("POSENC_RECORD_RUN"):
+        return
+    sys.path.insert(0, str(RECORDED_RUNS.parents[2] / "benchmarks"))
+    from bench_class import machine
+
+    counts = ", ".join(f"{len(terminalreporter.stats[key])} {key}" for key in ("passed", "failed", "error", "skipped")
+                       if terminalreporter.stats.get(key))
+    workers = getattr(config.option, "numprocesses", None) or "one process"
+    note = os.environ.get("POSENC_RECORD_NOTE", "")
+    line = (f"{time.strftime('%Y-%m-%d', time.gmtime())}  {machine()}\n    workers {workers}: {counts} in "
+            f"{(time.time() - _STARTED) / 60:.1f} min{'; ' + note if note else ''}\n")
+    RECORDED_RUNS.parent.mkdir(parents=True, exist_ok=True)
+    with RECORDED_RUNS.open("a") as runs:
+        runs.write(line)
+    terminalreporter.write_line(f"recorded in {RECORDED_RUNS}")
 
 
 def pytest_configure(config):

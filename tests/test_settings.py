@@ -1,7 +1,7 @@
 """Settings an instructor changes really change.
 
 Each limit's default lives in one place, the engine (:class:`hardened_grading.kernel.Limits`, and
-``ResilientExecute.max_output_kb``); the README's table of limits is checked against it, not the other
+``ResilientExecute.max_output_kb``); the site's table of limits is read from it (tests/test_docs.py), not the other
 way round, and ``nbgrader_config.py`` may set any value. A course whose ``nbgrader_config.py`` raises
 every limit is graded by real ``nbgrader autograde``, and a cell of the submission reports, from inside
 the sandboxed kernel, the limits it runs under: the raised ones. ``Execute.extra_arguments`` are added to;
@@ -28,13 +28,6 @@ LIMITS = [field.name for field in dataclasses.fields(kernel.Limits)] + ["max_out
 
 def default(name):
     return ResilientExecute.class_traits()[name].default_value
-
-
-def test_the_readme_table_of_limits_gives_the_engines_defaults():
-    """The README's table (the documentation) against the code: every limit, each default as the engine has it."""
-    text = (ROOT / "README.md").read_text()
-    rows = dict(re.findall(r"^\| `(\w+)` \| (\d+)", text, re.M))
-    assert {name: int(rows[name]) for name in LIMITS if name in rows} == {name: default(name) for name in LIMITS}
 
 
 def test_nbgrader_config_names_every_limit_and_restates_no_default():

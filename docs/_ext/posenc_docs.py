@@ -226,10 +226,10 @@ def contract_page(assignment):
     return "\n".join(lines)
 
 
-#: The project's parts, bottom layer first: a part may import only parts of lower layers (or of its own).
+#: The project's parts, bottom layer first: a part may import only parts of lower layers. The bottom two do not
+#: import each other: the engine knows no course, and the reference solutions are plain numpy.
 LAYERS = (
-    ("the engine", ("hardened_grading",)),
-    ("the reference solutions", ("posenc_solutions",)),
+    ("the engine, the reference solutions", ("hardened_grading", "posenc_solutions")),
     ("the course's tooling", ("posenc_course",)),
     ("the proofs and the site", ("tests", "benchmarks", "docs")),
 )
@@ -263,23 +263,25 @@ def draw_layers(path):
     import matplotlib.pyplot as plt
 
     plt.rcParams.update({"svg.hashsalt": "posenc", "font.size": 10})
-    fig, ax = plt.subplots(figsize=(9, 5.2))
+    fig, ax = plt.subplots(figsize=(9, 4.6))
     centre = {}
     for row, (title, parts) in enumerate(LAYERS):
-        y = row * 1.5
+        y = row * 1.8
         ax.text(-0.2, y, title, ha="right", va="center", fontsize=10, style="italic")
         for i, part in enumerate(parts):
-            x = (i + 0.5) * 6 / len(parts)
+            x = (i + 0.5) * 6 / len(parts) if len(parts) > 1 else 3.0
             centre[part] = (x, y)
             ax.text(x, y, part, ha="center", va="center", family="monospace",
                     bbox={"boxstyle": "round,pad=0.5", "facecolor": f"C{row}", "alpha": 0.25})
     for (importer, imported), count in sorted(imports_between_parts().items()):
         (x0, y0), (x1, y1) = centre[importer], centre[imported]
-        ax.annotate("", xy=(x1, y1 + 0.28), xytext=(x0, y0 - 0.28),
-                    arrowprops={"arrowstyle": "->", "color": "0.4", "shrinkA": 4, "shrinkB": 4})
-        ax.text((x0 + x1) / 2, (y0 + y1) / 2, str(count), fontsize=8, color="0.3", ha="center",
-                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
-    ax.set(xlim=(-3.4, 6.2), ylim=(-0.7, 1.5 * len(LAYERS) - 0.8))
+        bend = 0.0 if x0 == x1 else (0.12 if x1 > x0 else -0.12)
+        ax.annotate("", xy=(x1, y1 + 0.3), xytext=(x0, y0 - 0.3),
+                    arrowprops={"arrowstyle": "->", "color": "0.45", "shrinkA": 2, "shrinkB": 2,
+                                "connectionstyle": f"arc3,rad={bend}"})
+        ax.text(x0 + 0.3 * (x1 - x0), y0 - 0.3 + 0.3 * (y1 - y0 + 0.6), str(count), fontsize=8, color="0.2",
+                ha="center", va="center", bbox={"facecolor": "white", "edgecolor": "0.8", "pad": 1})
+    ax.set(xlim=(-3.6, 6.2), ylim=(-0.6, 1.8 * (len(LAYERS) - 1) + 0.6))
     ax.axis("off")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight")
