@@ -86,7 +86,7 @@ $(DOCS_STAMP): $(STAMP) docs/requirements.lock
 	@touch $@
 
 docs: $(DOCS_STAMP)
-	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	$(BIN)/python -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
 	@echo "the site: $(abspath docs/_build/html/index.html)"
 
 # The tools only the tests use: a browser for tests/test_browser.py, a PostgreSQL server for the shared
@@ -114,7 +114,7 @@ lab: $(STAMP)
 formgrader: $(STAMP)
 	$(BIN)/posenc-lab --instructor $(ARGS)
 
-# Grade the class in parallel (posenc-grade, README: Grading a large class): make grade ARGS="--jobs 2"
+# Grade the class in parallel (posenc-grade, docs/instructors/large-class.md): make grade ARGS="--jobs 2"
 grade: $(STAMP)
 	$(BIN)/posenc-grade $(ARGS)
 

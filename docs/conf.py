@@ -1,4 +1,4 @@
-"""The course site: Sphinx with MyST-NB (docs/README.md says why). Build it with `make docs`."""
+"""The course site: Sphinx with MyST-NB (docs/maintainers/docs.md says why). Build it with `make docs`."""
 
 import sys
 from pathlib import Path
@@ -29,5 +29,5 @@ html_css_files = ["custom.css"]
 html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,
-    "use_download_button": True,
+    "use_download_button": False,  # each notebook page names its release file to download
 }

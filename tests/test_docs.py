@@ -39,8 +39,8 @@ def site(tmp_path_factory):
     except ImportError:
         pytest.fail("Sphinx is not installed: `make test` installs docs/requirements.lock (or run `make docs`)")
     out = tmp_path_factory.mktemp("site") / "html"
-    result = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(ROOT / "docs"),
-                             str(out)], capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-d", str(out.parent / "doctrees"),
+                             str(ROOT / "docs"), str(out)], capture_output=True, text=True, cwd=ROOT)
     return out, result
 
 
@@ -254,6 +254,12 @@ def test_a_typed_fact_is_found():
             f"bound: `{posenc_facts.system_files()[0]}`\n")
     assert sorted((name, line) for name, line, _ in posenc_facts.typed_by_hand(text)) == [
         ("limits.memory_mb", 2), ("posenc.exercises", 3), (f"system_file:{posenc_facts.system_files()[0]}", 7)]
+
+
+def test_the_readme_names_the_supported_pythons_of_pyproject():
+    """The README cannot read the code, so the one range it types is checked against the classifiers."""
+    versions = re.findall(r'"Programming Language :: Python :: (3\.\d+)"', (ROOT / "pyproject.toml").read_text())
+    assert f"CPython {versions[0]} to {versions[-1]}" in (ROOT / "README.md").read_text()
 
 
 def test_the_readme_is_short():

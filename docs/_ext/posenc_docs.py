@@ -300,6 +300,11 @@ def generate(app):
         nb = labelled(nbformat.read(ROOT / "release" / assignment / "exercises.ipynb", as_version=4),
                       re.compile(r"^## Exercise (\d+) .*$", re.M), lambda n, a=assignment: label(a, n))
         nb.metadata.setdefault("mystnb", {})["execution_mode"] = "off"
+        for cell in nb.cells:  # the set-up (imports, the check_* helpers, the progress tracker): one click away
+            if cell.cell_type == "markdown" and "## Exercise 1 " in cell.source:
+                break
+            if cell.cell_type == "code":
+                cell.metadata["tags"] = sorted(set(cell.metadata.get("tags", [])) | {"hide-input"})
         write_if_changed(GENERATED / f"{assignment}.ipynb", nbformat.writes(nb))
     for assignment in GRADED:
         write_if_changed(GENERATED / "contract" / f"{assignment}.md", contract_page(assignment))

@@ -95,11 +95,11 @@ def pythons():
     return ", ".join(versions[:-1]) + " and " + versions[-1]
 
 
-def locked(package):
-    """The version(s) ``requirements.lock`` pins for `package`, with the Pythons each is for."""
-    pins = re.findall(rf"^{re.escape(package)}==(\S+)(?: ; (.*))?$", (ROOT / "requirements.lock").read_text(), re.M)
+def locked(package, lock=ROOT / "requirements.lock"):
+    """The version(s) `lock` pins for `package`, with the Pythons each is for."""
+    pins = re.findall(rf"^{re.escape(package)}==(\S+)(?: ; (.*))?$", Path(lock).read_text(), re.M)
     if not pins:
-        raise KeyError(f"requirements.lock pins no {package}")
+        raise KeyError(f"{Path(lock).name} pins no {package}")
     if len(pins) == 1:
         return pins[0][0]
     return ", ".join(f"{version} where {marker.replace('python_full_version', 'Python')}" for version, marker in pins)
@@ -126,7 +126,8 @@ def _facts():
                                          (rf"\b(?:{_number(exercises(assignment))}|{word(exercises(assignment))})\s+(?:[\w-]+\s+)?exercises\b",))
         facts[f"{key}.exercises.word"] = Fact(lambda a=assignment: word(exercises(a)))
         facts[f"{key}.points"] = Fact(lambda a=assignment: points(a),
-                                      (rf"{_number(points(assignment))}\s*points", rf"\*\*{points(assignment)}\*\*"))
+                                      (rf"{_number(points(assignment))}\s*points", rf"\*\*{points(assignment)}\*\*",
+                                       rf"{_number(points(assignment))}/{points(assignment)}\b"))
         facts[f"{key}.test_cells"] = Fact(lambda a=assignment: test_cells(a),
                                           (rf"{_number(test_cells(assignment))}\s+test cells",))
         facts[f"{key}.functions"] = Fact(lambda a=assignment: functions(a),
@@ -169,8 +170,8 @@ def _facts():
 
 
 def docs_locked(package):
-    pins = re.findall(rf"^{re.escape(package)}==(\S+)(?: ; (.*))?$", (ROOT / "docs" / "requirements.lock").read_text(), re.M)
-    return pins[-1][0]
+    """The version(s) ``docs/requirements.lock`` pins for `package`, with the Pythons each is for."""
+    return locked(package, ROOT / "docs" / "requirements.lock")
 
 
 @cache
