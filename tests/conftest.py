@@ -47,18 +47,30 @@ RECORDED_RUNS = Path(__file__).resolve().parents[1] / "docs" / "measured" / "tes
 _STARTED = time.time()
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """The run's own summary, kept in RECORDED_RUNS when asked: measured times are written by the tool."""
-    if hasattr(config, "workerinput") or not os.environ.get("POSENC_RECORD_RUN"):
-        return
+def recording(config):
+    """Whether this process is a run to record: asked for, and the run itself (not a worker, nor a pytest that a
+    test starts, which inherits the environment)."""
+    return bool(os.environ.get("POSENC_RECORD_RUN")) and not hasattr(config, "workerinput") and \
+        os.environ.get(RUN_MARKER) == str(os.getpid())
+
+
+def machine_line():
+    """The commit and the machine, as the benchmarks name them (benchmarks/bench_class.py)."""
     sys.path.insert(0, str(RECORDED_RUNS.parents[2] / "benchmarks"))
     from bench_class import machine
 
+    return machine()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The run's own summary, kept in RECORDED_RUNS when asked: measured times are written by the tool."""
+    if not recording(config):
+        return
     counts = ", ".join(f"{len(terminalreporter.stats[key])} {key}" for key in ("passed", "failed", "error", "skipped")
                        if terminalreporter.stats.get(key))
     workers = getattr(config.option, "numprocesses", None) or "one process"
     note = os.environ.get("POSENC_RECORD_NOTE", "")
-    line = (f"{time.strftime('%Y-%m-%d', time.gmtime())}  {machine()}\n    workers {workers}: {counts} in "
+    line = (f"{time.strftime('%Y-%m-%d', time.gmtime())}  {config._posenc_machine}\n    workers {workers}: {counts} in "
             f"{(time.time() - _STARTED) / 60:.1f} min{'; ' + note if note else ''}\n")
     RECORDED_RUNS.parent.mkdir(parents=True, exist_ok=True)
     with RECORDED_RUNS.open("a") as runs:
@@ -71,6 +83,8 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {what}")
     if not hasattr(config, "workerinput"):  # the run's first process: the xdist controller, or the only one
         os.environ.setdefault(RUN_MARKER, f"{os.getpid()}")
+    if recording(config):  # the commit as it was when the run started, before the record changes the tree
+        config._posenc_machine = machine_line()
 
 
 def module_of(nodeid):

@@ -23,7 +23,7 @@ def test_starts_a_process():
 def run_suite(folder, seconds, grace):
     (folder / "test_leave.py").write_text(LEAVES % seconds)
     shutil.copy(Path(__file__).with_name("conftest.py"), folder / "conftest.py")
-    env = {k: v for k, v in os.environ.items() if k != RUN_MARKER}
+    env = {k: v for k, v in os.environ.items() if k not in (RUN_MARKER, "POSENC_RECORD_RUN")}  # its own run, not recorded
     env["POSENC_LEFT_BEHIND_GRACE"] = str(grace)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                            "-o", "addopts=", str(folder)], cwd=folder, env=env, capture_output=True, text=True,
