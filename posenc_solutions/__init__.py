@@ -1,6 +1,7 @@
 """Reference solutions for the posenc course: one module per chapter.
 
-Every function of the exercises' contract (``EXERCISES.md``) is re-exported here.
+Every function of the exercises' contract (``docs/contract.md``: its rules, and these functions' docstrings) is
+re-exported here.
 """
 
 from .sinusoidal import sinusoidal_row, sinusoidal_table

@@ -1,6 +1,6 @@
 """Correct answers written differently from the reference: loops, complex numbers, einsum.
 
-Each function is written straight from ``EXERCISES.md``, independently of
+Each function is written straight from the contract (``docs/contract.md``, the docstrings), independently of
 ``posenc_solutions``. The package is checked against them on random inputs, and
 the grading tests graft them into a submission to prove that any correct answer
 earns full marks. Each function stands alone and uses only numpy and math.

@@ -2,7 +2,7 @@
 
 ``STUDENT_ALTERNATIVES[label] = {function_name: code}``: the code is pasted into the answer cells
 of an otherwise reference submission, as in ``wrong_solutions``. Each is right by the contract
-(``EXERCISES.md``) and by the notebook's "What is graded" box, but differs from the reference in a
+(``docs/contract.md``) and by the notebook's "What is graded" box, but differs from the reference in a
 way a strict test could wrongly punish:
 
 - numpy scalars where Python scalars are natural, and the reverse;

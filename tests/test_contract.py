@@ -1,4 +1,4 @@
-"""The contract of ``EXERCISES.md``: values on random inputs, shapes, dtypes, errors, no mutation.
+"""The contract (``docs/contract.md`` and the functions' docstrings): values on random inputs, shapes, dtypes, errors, no mutation.
 
 Values are checked against ``alternative_solutions``, written independently from
 the contract's formulas with loops and complex numbers.
