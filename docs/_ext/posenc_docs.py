@@ -199,9 +199,11 @@ def scheme_page(scheme):
         table_ = posenc_solutions.EXERCISES if assignment == ASSIGNMENT else posenc_solutions.ADVANCED_EXERCISES
         for name in table_[f"ex{number:02d}"]:
             function = getattr(posenc_solutions, name)
-            modules.setdefault(function.__module__, []).append(f"`{name}{inspect.signature(function)}`")
+            modules.setdefault(function.__module__, []).append(
+                f"{{py:func}}`{name}{inspect.signature(function)} <posenc_solutions.{name}>`")
     lines += ["", "## Compare, when you are done", "",
-              "The reference solutions, in the repository (the site does not show them: work the exercise first):", ""]
+              "The reference solutions, in the repository (the site does not show them: work the exercise first). "
+              "Each function links to its contract:", ""]
     for module, signatures in modules.items():
         path = module.replace(".", "/") + ".py"
         lines.append(f"- `{path}`: {', '.join(signatures)}")
