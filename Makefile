@@ -103,7 +103,7 @@ test: $(STAMP) $(DOCS_STAMP) test-tools
 
 # The fast tier (tests/conftest.py: TIERS): everything but real grading runs, the browser, every Python
 # and PostgreSQL. For a developer's edit-test loop; `make test` (CI) runs every tier.
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not pythons and not postgres"
 
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
