@@ -2,7 +2,7 @@
 
 The README and the site's landing page show it. It is made by this module, never by hand:
 ``python -m posenc_course.overview`` writes it again, and ``tests/test_docs.py`` checks that the committed file is
-what this module draws (the SVG is made byte-stable: a fixed hash salt, no date).
+what this module draws (the SVG is made byte-stable: matplotlib's defaults, a fixed hash salt, no date).
 """
 
 import sys
@@ -23,7 +23,6 @@ FIGURE = ROOT / "docs" / "_static" / "overview.svg"
 
 def draw():
     """The figure: a sinusoidal table, RoPE's angles, T5's buckets and ALiBi's bias, 32 positions each."""
-    plt.rcParams.update({"svg.hashsalt": "posenc", "font.size": 9})
     positions = np.arange(32)
     fig, axes = plt.subplots(1, 4, figsize=(12, 3), layout="constrained")
     panels = [
@@ -48,9 +47,11 @@ def write(path=FIGURE):
     """Draw the figure into `path` (SVG, no date: the same bytes each time); return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig = draw()
-    fig.savefig(path, format="svg", metadata={"Date": None})
-    plt.close(fig)
+    # matplotlib's defaults, whatever the process set before (a notebook's dpi would change the embedded images)
+    with plt.style.context("default"), plt.rc_context({"svg.hashsalt": "posenc", "font.size": 9}):
+        fig = draw()
+        fig.savefig(path, format="svg", metadata={"Date": None}, dpi=100)
+        plt.close(fig)
     return path
 
 
