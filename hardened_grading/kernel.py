@@ -440,6 +440,47 @@ def die_with_parent(signum=signal.SIGKILL):
         pass
 
 
+def watch_grader(grader):
+    """Before this launcher becomes bwrap: fork a watcher, outside the sandbox, that SIGKILLs it (bwrap, and with it
+    the sandbox) as soon as the grader is gone.
+
+    The launcher's parent-death signal is kept across ``exec``, and bwrap sets its own (``--die-with-parent``), but
+    bwrap clears it while it starts, and a grader killed in that window would leave the sandbox running. The
+    watcher closes the window: it holds a pidfd of the grader (Linux 5.3 and later; elsewhere, no watcher) and
+    ends with the launcher (its own parent-death signal). Nothing of it is inside the sandbox: the student's code
+    can neither see it nor use the pidfd.
+    """
+    try:
+        pidfd = os.pidfd_open(grader)
+    except (AttributeError, OSError):
+        return
+    if os.getppid() != grader:  # the grader died before the pidfd was opened: the pid may be another's
+        os._exit(1)
+    launcher = os.getpid()
+    try:
+        watcher = os.fork()
+    except OSError:
+        os.close(pidfd)
+        return
+    if watcher:
+        os.close(pidfd)
+        return
+    try:  # the watcher
+        import select
+
+        die_with_parent(signal.SIGKILL)
+        if os.getppid() == launcher:
+            os.closerange(0, pidfd)
+            os.closerange(pidfd + 1, 1024)
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            while not poller.poll():
+                pass
+            os.kill(launcher, signal.SIGKILL)  # bwrap, by now: the sandbox ends with it
+    finally:
+        os._exit(0)
+
+
 def enter_sandbox(options, cwd):
     """Replace this process with the kernel of `options` (:class:`Options`) in a fresh sandbox; raise
     SandboxError if not possible."""
@@ -452,6 +493,8 @@ def enter_sandbox(options, cwd):
     inner = [f"--sandbox={options.mode}", options.limits.argument(), *argv]
     command = sandbox_command(Path(cwd), folder, options.limits, options.read_only) + _account_files() + \
         [sys.executable, "-m", "hardened_grading.kernel", *inner]
+    if options.grader is not None:
+        watch_grader(options.grader)  # before the process cap: the watcher is not the sandbox's
     cap_processes(options.limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
     # bind_to_grader's PR_SET_PDEATHSIG is kept across exec: a grader killed outright takes its sandbox with it
     os.execvpe(command[0], command, sandbox_environment(options.limits))

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,7 +25,7 @@ from hardened_grading import kernel
 from hardened_grading.grading import KERNEL_FOLDER
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.layout import NOTEBOOK
+from posenc_course.layout import NOTEBOOK, ROOT
 from posenc_course.submissions import reference_answers
 
 from .test_grading import Student, answered, assert_scores, prefixed, some, submit
@@ -393,3 +394,60 @@ def test_the_private_tmp_is_mounted_before_anything_bound_under_it(tmp_path):
     bound_under_tmp = [i for i, arg in enumerate(args[:-1]) if arg in ("--bind", "--ro-bind")
                        and args[i + 2].startswith("/tmp/")]
     assert bound_under_tmp and min(bound_under_tmp) > tmpfs, args
+
+
+# A launcher as the grading kernel's is, up to the moment bwrap takes over: it binds itself to the grader, starts
+# the watcher, then clears its parent-death signal (as bwrap does while it starts) and becomes a long sleep.
+LAUNCHER = """
+import ctypes, os, signal, sys
+from hardened_grading.kernel import die_with_parent, watch_grader
+grader = int(sys.argv[1])
+die_with_parent(signal.SIGKILL)
+if sys.argv[2] == "watched":
+    watch_grader(grader)
+ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG 0: the window in which bwrap has none
+os.execvp("sleep", ["sleep", "300"])
+"""
+# The grader: starts the launcher, says its pid once it is the sleep, and waits to be killed.
+GRADER = """
+import os, subprocess, sys, time
+launcher = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid()), sys.argv[2]])
+while open(f"/proc/{launcher.pid}/cmdline").read().split("\\0")[0] != "sleep":
+    time.sleep(0.01)
+print(launcher.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def pid_gone(pid, seconds):
+    """Whether `pid` ended (or became a zombie) within `seconds`: polled, the bound is room for a loaded machine."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds are Linux 5.3's, Python 3.9's")
+@pytest.mark.parametrize("watched", [True, False], ids=["watched", "unwatched"])
+def test_a_grader_killed_while_bwrap_has_no_parent_death_signal_takes_the_sandbox_with_it(watched):
+    """The window in bwrap's start where it has no parent-death signal: a grader SIGKILLed then still ends its
+    kernel's launcher, through the watcher, which holds the only pidfd (none reaches the sandbox). Unwatched, the
+    launcher outlives its grader: the watcher is what closes the window."""
+    grader = subprocess.Popen([sys.executable, "-c", GRADER, LAUNCHER, "watched" if watched else "bare"],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    launcher = int(grader.stdout.readline())
+    try:
+        fds = [os.readlink(f"/proc/{launcher}/fd/{fd}") for fd in os.listdir(f"/proc/{launcher}/fd")]
+        assert not any("pidfd" in fd for fd in fds), fds
+        grader.kill()
+        grader.wait()
+        # watched, it ends in well under a second (30 s: room for a loaded machine); unwatched, it is still there
+        assert pid_gone(launcher, 30 if watched else 3) == watched
+    finally:
+        if not pid_gone(launcher, 0):
+            os.kill(launcher, 9)
