@@ -117,10 +117,8 @@ class SolutionsTable(SphinxDirective):
     def run(self):
         import posenc_solutions
 
-        assignment = self.arguments[0]
-        table_ = posenc_solutions.EXERCISES if assignment == "posenc" else posenc_solutions.ADVANCED_EXERCISES
         modules = {}
-        for exercise, names in table_.items():
+        for exercise, names in posenc_facts.functions_by_exercise(self.arguments[0]).items():
             for name in names:
                 module = getattr(posenc_solutions, name).__module__.rsplit(".", 1)[1]
                 entry = modules.setdefault(module, ([], []))
@@ -181,14 +179,16 @@ def write_if_changed(path, text):
         path.write_text(text)
 
 
-def scheme_page(scheme):
+def theory_sections():
+    """``{number: title}`` of the released theory notebook's numbered sections."""
+    nb = nbformat.read(ROOT / "release" / "theory" / "theory.ipynb", as_version=4)
+    return {int(n): title for n, title in SECTION.findall("\n".join(c.source for c in nb.cells if c.cell_type == "markdown"))}
+
+
+def scheme_page(scheme, theory):
+    """The page of `scheme`; `theory` is :func:`theory_sections`."""
     import posenc_solutions
 
-    from posenc_course.layout import ASSIGNMENT
-
-    theory = {int(n): title for n, title in SECTION.findall(
-        "\n".join(c.source for c in nbformat.read(ROOT / "release" / "theory" / "theory.ipynb", as_version=4).cells
-                  if c.cell_type == "markdown"))}
     lines = [f"# {scheme.name}", "", scheme.summary, "", "## Read", ""]
     lines += [f"- Theory, {{ref}}`§{n}. {theory[n]} <{theory_label(n)}>`" for n in scheme.theory]
     lines += ["", "## Practise", ""]
@@ -196,8 +196,7 @@ def scheme_page(scheme):
     for assignment, number in scheme.exercises:
         title = dict((n, t) for n, _, t, _ in exercises_of(assignment))[number]
         lines.append(f"- `{assignment}`, {{ref}}`exercise {number}: {title} <{label(assignment, number)}>`")
-        table_ = posenc_solutions.EXERCISES if assignment == ASSIGNMENT else posenc_solutions.ADVANCED_EXERCISES
-        for name in table_[f"ex{number:02d}"]:
+        for name in posenc_facts.functions_by_exercise(assignment)[f"ex{number:02d}"]:
             function = getattr(posenc_solutions, name)
             modules.setdefault(function.__module__, []).append(
                 f"{{py:func}}`{name}{inspect.signature(function)} <posenc_solutions.{name}>`")
@@ -212,14 +211,9 @@ def scheme_page(scheme):
 
 def contract_page(assignment):
     """The functions of `assignment`, exercise by exercise: each signature and docstring (autodoc)."""
-    import posenc_solutions
-
-    from posenc_course.layout import ASSIGNMENT
-
-    table_ = posenc_solutions.EXERCISES if assignment == ASSIGNMENT else posenc_solutions.ADVANCED_EXERCISES
     titles = {n: t for n, _, t, _ in exercises_of(assignment)}
     lines = [f"# The functions of `{assignment}`", ""]
-    for exercise, names in table_.items():
+    for exercise, names in posenc_facts.functions_by_exercise(assignment).items():
         number = int(exercise[2:])
         lines += [f"## {exercise}: {titles[number]}", "",
                   f"In the notebook: {{ref}}`exercise {number} <{label(assignment, number)}>`.", ""]
@@ -264,7 +258,13 @@ def draw_layers(path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.hashsalt": "posenc", "font.size": 10})
+    with plt.rc_context({"svg.hashsalt": "posenc", "font.size": 10}):
+        _draw_layers(path)
+
+
+def _draw_layers(path):
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(9, 4.6))
     centre = {}
     for row, (title, parts) in enumerate(LAYERS):
@@ -311,8 +311,9 @@ def generate(app):
     for assignment in GRADED:
         write_if_changed(GENERATED / "contract" / f"{assignment}.md", contract_page(assignment))
     draw_layers(GENERATED / "architecture.svg")
+    sections = theory_sections()
     for scheme in SCHEMES:
-        write_if_changed(GENERATED / "schemes" / f"{scheme.slug}.md", scheme_page(scheme))
+        write_if_changed(GENERATED / "schemes" / f"{scheme.slug}.md", scheme_page(scheme, sections))
     index = ["# Position schemes", "", "Each scheme: the theory to read, the exercises to work, and the reference "
              "module to compare with.", "", "```{toctree}", ":maxdepth: 1", ""] + [s.slug for s in SCHEMES] + ["```", ""]
     write_if_changed(GENERATED / "schemes" / "index.md", "\n".join(index))

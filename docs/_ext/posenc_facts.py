@@ -63,11 +63,15 @@ def test_cells(assignment):
     return len(_layout().points_per_test_cell(notebook(assignment)))
 
 
-def functions(assignment):
+def functions_by_exercise(assignment):
+    """``{"ex01": (function names), ...}`` of a graded assignment, as ``posenc_solutions`` lists them."""
     import posenc_solutions
 
-    table = posenc_solutions.EXERCISES if assignment == "posenc" else posenc_solutions.ADVANCED_EXERCISES
-    return sum(len(names) for names in table.values())
+    return posenc_solutions.EXERCISES if assignment == "posenc" else posenc_solutions.ADVANCED_EXERCISES
+
+
+def functions(assignment):
+    return sum(len(names) for names in functions_by_exercise(assignment).values())
 
 
 @cache
@@ -89,9 +93,14 @@ def system_files():
     return SYSTEM_FILES
 
 
+def python_versions():
+    """The supported Pythons, from pyproject.toml's classifiers: ``["3.10", ..., "3.13"]``."""
+    return re.findall(r'"Programming Language :: Python :: (3\.\d+)"', (ROOT / "pyproject.toml").read_text())
+
+
 def pythons():
-    """The supported Pythons, from pyproject.toml's classifiers: ``3.10, 3.11, 3.12 and 3.13``."""
-    versions = re.findall(r'"Programming Language :: Python :: (3\.\d+)"', (ROOT / "pyproject.toml").read_text())
+    """The supported Pythons, in prose: ``3.10, 3.11, 3.12 and 3.13``."""
+    versions = python_versions()
     return ", ".join(versions[:-1]) + " and " + versions[-1]
 
 
