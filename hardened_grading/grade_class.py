@@ -47,6 +47,7 @@ from pathlib import Path
 from traitlets import Float, Integer, Unicode
 from traitlets.config import Configurable
 
+from . import ahead
 from .cells import course_root
 from .kernel import die_with_parent
 from .nbgrader_app import load_config, nbgrader_api, nbgrader_env
@@ -183,6 +184,7 @@ def _end_worker():
     grading = sys.modules.get("hardened_grading.grading")  # loaded by nbgrader once it has graded
     if grading:
         grading.remove_kernel_folders(os.getpid())
+    ahead.remove_staging_folders(Path.cwd(), os.getpid())
     os._exit(0)
 
 
@@ -255,9 +257,12 @@ def work(course, db_url, log_path, connection, parent):
             task = connection.recv()
             if task is None:
                 return
-            assignment, student, force = task
+            assignment, student, force, following = task
             before, started = graded_marker(course, student, assignment), time.monotonic()
+            next_folder = Path(course, "autograded", following, assignment) if following else None
+            ahead.expect(next_folder)  # its kernel starts while this one is graded
             result = api.autograde(assignment, student, force=force)
+            ahead.discard(keep=next_folder)  # one started for this submission and not taken (it was skipped)
             if _stopping:  # interrupted mid-submission: it stays half-graded, for the next run to grade
                 _end_worker()
             seconds = time.monotonic() - started
@@ -276,6 +281,8 @@ def work(course, db_url, log_path, connection, parent):
         _end_worker()
     except (EOFError, BrokenPipeError):  # the command went away
         return
+    finally:
+        ahead.discard()
 
 
 # The pool ------------------------------------------------------------------------------------------
@@ -288,6 +295,7 @@ class Worker:
         child_end.close()
         self.ready = False
         self.student = None  # the one it is grading
+        self.following = None  # the one it grades next: its kernel starts ahead (hardened_grading.ahead)
         self.started = None
 
 
@@ -305,15 +313,24 @@ def grade_in_parallel(course, students, assignment, db_url, jobs, log_path, forc
             on_outcome(outcome)
 
     def give_work(worker):
-        if waiting:
-            worker.student, worker.started = waiting.pop(), time.monotonic()
-            worker.connection.send((assignment, worker.student, force))
+        # Its own next one first; else the next waiting; else another's next one, which that worker has not begun.
+        others = [w for w in workers if w is not worker and w.following]
+        if worker.following:
+            student, worker.following = worker.following, None
+        elif waiting:
+            student = waiting.pop()
+        elif others:
+            student, others[0].following = others[0].following, None
         else:
             worker.student = None
             worker.connection.send(None)
+            return
+        worker.student, worker.started = student, time.monotonic()
+        worker.following = waiting.pop() if waiting else None
+        worker.connection.send((assignment, worker.student, force, worker.following))
 
     try:
-        while any(w.student for w in workers) or (waiting and workers):
+        while any(w.student for w in workers) or ((waiting or any(w.following for w in workers)) and workers):
             ready = wait([w.connection for w in workers] + [w.process.sentinel for w in workers])
             for worker in list(workers):
                 if worker.connection in ready:
@@ -332,6 +349,8 @@ def grade_in_parallel(course, students, assignment, db_url, jobs, log_path, forc
                 if worker.process.sentinel in ready or not worker.process.is_alive():
                     worker.process.join()
                     workers.remove(worker)
+                    if worker.following:  # another worker grades it
+                        waiting.append(worker.following)
                     if worker.student:
                         from .grading import remove_unfinished
 
@@ -507,6 +526,7 @@ def run(args):
         raise UsageError(str(stop).removeprefix("hardened_grading: ")) from None
     prepare_gradebook(db_url, config.CourseDirectory.get("course_id", "default_course"), args.assignment)
     remove_unfinished(course, set(students))  # only this run's students: other shards may be grading theirs
+    ahead.remove_staging_folders(course)  # of workers killed outright (a live one's are its own)
 
     to_skip = 0 if args.force else sum(graded_marker(course, s, args.assignment) is not None for s in students)
     progress = Progress(len(students), to_skip=to_skip)

@@ -44,7 +44,7 @@ from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheckCellMetadat
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Integer, List, Unicode
 
-from . import judge, kernel
+from . import ahead, judge, kernel
 from .restore import course_notebook, release_notebook
 from .kernel_link import KernelLink
 from .nbgrader_app import quiet_dependency_warnings
@@ -198,6 +198,10 @@ class ResilientExecute(Execute):
         "line weighs it N), and its output lists the failed ones. Off (the default): a test cell scores "
         "all its points or none, as in stock nbgrader.")).tag(config=True)
 
+    start_ahead = Bool(True, help=(
+        "In a hardened-grade worker, start the next submission's kernel, in a fresh sandbox of its own, while this "
+        "one's cells run (hardened_grading.ahead): its start-up no longer makes the next submission wait. Only "
+        "sandboxed kernels. `make bench` measures it.")).tag(config=True)
     predict_calls = Bool(True, help=(
         "Ask the kernel, in one round trip per test cell, for the calls the cell makes when the answers "
         "are right (found once from the source notebook's reference answers); each real call uses that "
@@ -213,6 +217,7 @@ class ResilientExecute(Execute):
         self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
         self._output_used = {}  # execute request's msg_id -> bytes of output it sent
         self._kernel_folder = None
+        self._adopted = False  # the kernel was started ahead (hardened_grading.ahead)
         self._folder = None  # the notebook's folder (where its kernel runs), while one is graded
         self.timeout_func = self._time_limit
         self._configured_arguments = list(self.extra_arguments)  # the instructor's (Execute.extra_arguments)
@@ -249,16 +254,58 @@ class ResilientExecute(Execute):
         The sandboxed kernel has no network: Unix sockets in this folder, bound into its sandbox, are
         its only way out. (Without the sandbox, too, nothing listens on a TCP port.)
         """
+        self._adopted = False
+        if self._folder and self._ahead_mode():
+            taken = ahead.take(self._folder, self.kernel_name, self.extra_arguments)
+            if taken:
+                self.km, self._kernel_folder = taken
+                self._adopted = True
+                self.log.info("hardened_grading: student %r: the kernel started ahead is used", self._info.get("student"))
+                return self.km
+        self.km, self._kernel_folder = self._new_kernel_manager()
+        return self.km
+
+    def _new_kernel_manager(self):
+        """A kernel manager as :meth:`create_kernel_manager` describes, and its private folder (None off POSIX)."""
         km = super().create_kernel_manager()
         km.kernel_spec_manager = kernel.GradingKernelSpecManager(parent=km)
         km.kernel_spec_manager.grading_kernel_name = self.kernel_name
+        folder = None
         if os.name == "posix":
             _remove_orphaned_kernel_folders()
-            self._kernel_folder = tempfile.mkdtemp(prefix=f"{KERNEL_FOLDER}{os.getpid()}-")
+            folder = tempfile.mkdtemp(prefix=f"{KERNEL_FOLDER}{os.getpid()}-")
             km.transport = "ipc"
-            km.connection_file = os.path.join(self._kernel_folder, "kernel.json")
-            km.ip = os.path.join(self._kernel_folder, "kernel-ipc")
-        return km
+            km.connection_file = os.path.join(folder, "kernel.json")
+            km.ip = os.path.join(folder, "kernel-ipc")
+        return km, folder
+
+    def _ahead_mode(self):
+        """Whether kernels may be started ahead here: sandboxed ones only (its working folder is bound where the
+        student's folder will be: :mod:`hardened_grading.ahead`), and only where a grading worker said what comes next."""
+        return self.start_ahead and "--sandbox=require" in self.extra_arguments
+
+    async def async_start_new_kernel_client(self):
+        """nbclient's, then the next submission's kernel started (:mod:`hardened_grading.ahead`). A kernel that was
+        started ahead and does not answer is replaced by one started now."""
+        try:
+            client = await super().async_start_new_kernel_client()
+        except Exception as error:
+            if not self._adopted:
+                raise
+            self._adopted = False
+            self.log.warning("hardened_grading: the kernel started ahead did not answer (%s); a new one is started",
+                             error)
+            self.km, self._kernel_folder = self._new_kernel_manager()  # nbclient removed the other
+            await self.async_start_new_kernel()
+            client = await super().async_start_new_kernel_client()
+        self._adopted = False
+        if self._ahead_mode() and ahead.expected():
+            current = self.km
+            await ahead.start(lambda: self._new_kernel_manager(), self.kernel_name, self.extra_arguments)
+            self.km = current  # nbclient's create_kernel_manager sets it
+        return client
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)  # nbclient's setup_kernel calls this one
 
     async def _async_cleanup_kernel(self):
         try:

@@ -260,14 +260,17 @@ def read_only_problem(path, root):
     return None
 
 
-def sandbox_command(cwd, folder, limits, read_only=()):
+def sandbox_command(cwd, folder, limits, read_only=(), seen_as=None):
     """The ``bwrap`` arguments that start a command in a fresh sandbox (see the module's docstring).
 
     `cwd` is the kernel's working folder: writable when it is a student's folder (inside the course's
-    ``autograded/``), otherwise not bound at all, and the kernel starts in ``/tmp``. `folder` is the
+    ``autograded/``), otherwise not bound at all, and the kernel starts in ``/tmp``. `seen_as`, for a kernel
+    started ahead (:mod:`hardened_grading.ahead`), is the student's folder that `cwd` (a staging folder, also in
+    ``autograded/``) will become: the kernel sees `cwd` there, and starts there. `folder` is the
     kernel's private connection folder (:func:`connection_folder`). `read_only` are more paths bound
     read-only at their own place (``ResilientExecute.read_only_paths``: a data set, another library's
-    files); raise SandboxError for one that :func:`read_only_problem` refuses.
+    files); raise SandboxError for one that :func:`read_only_problem` refuses, or for a `seen_as` outside
+    ``autograded/``.
     """
     root = course_root(cwd)
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -293,7 +296,12 @@ def sandbox_command(cwd, folder, limits, read_only=()):
     args += ["--dev", "/dev", "--proc", "/proc", "--bind", str(folder), str(folder)]
     student_folder = cwd.resolve()
     if (root / "autograded") in student_folder.parents:
-        args += ["--bind", str(student_folder), str(student_folder), "--chdir", str(student_folder)]
+        target = student_folder
+        if seen_as is not None:
+            target = Path(os.path.abspath(seen_as))
+            if (root / "autograded") not in target.parents:
+                raise SandboxError(f"--student-folder={seen_as}: not a folder in {root / 'autograded'}")
+        args += ["--bind", str(student_folder), str(target), "--chdir", str(target)]
     else:
         args += ["--chdir", "/tmp"]
     return args + ["--remount-ro", "/dev"]  # /dev/shm would be writable, and not size-capped
@@ -491,7 +499,8 @@ def enter_sandbox(options, cwd):
     folder = connection_folder(connection_file)
     # inside, its parent is the sandbox's init (no --grader-pid), and what is bound is bound
     inner = [f"--sandbox={options.mode}", options.limits.argument(), *argv]
-    command = sandbox_command(Path(cwd), folder, options.limits, options.read_only) + _account_files() + \
+    command = sandbox_command(Path(cwd), folder, options.limits, options.read_only, options.student_folder) + \
+        _account_files() + \
         [sys.executable, "-m", "hardened_grading.kernel", *inner]
     if options.grader is not None:
         watch_grader(options.grader)  # before the process cap: the watcher is not the sandbox's
@@ -586,6 +595,8 @@ class Options:
     limits: Limits = Limits()  #: --limits=
     grader: int = None  #: --grader-pid=: the grading process, which this kernel must not outlive
     read_only: list = field(default_factory=list)  #: --read-only=PATH, repeated: more paths bound read-only
+    #: --student-folder=PATH: where the working folder (a staging folder) is bound, for a kernel started ahead
+    student_folder: str = None
     rest: list = field(default_factory=list)  #: ipykernel's arguments
 
 
@@ -609,6 +620,8 @@ def parse_options(argv):
                 sys.exit(f"hardened_grading kernel: {error}")
         elif name == "--read-only":
             options.read_only.append(value)
+        elif name == "--student-folder":
+            options.student_folder = value
         else:
             options.rest.append(arg)
     return options

@@ -40,9 +40,12 @@ LOOP_SECONDS = 5  #: c.Execute.timeout of the course with an endless loop, in bo
 #: The engine's configurations: its adoption lines as they are (its defaults); with the two settings this
 #: course turns on, test cells in the grader and credit per check (a course whose set-up cells need the
 #: kernel then has its tests run there: the same scores); and as they are, the class graded by the engine's
-#: ``hardened-grade`` (two workers in parallel) in place of ``nbgrader autograde``.
+#: ``hardened-grade`` in place of ``nbgrader autograde``: one worker, so that each student after the first is
+#: graded in the kernel started ahead while the one before was graded (:mod:`hardened_grading.ahead`), their
+#: files (a notebook reads one beside it, another writes one) moved into its folder. That workers in parallel
+#: score as serial nbgrader is tests/test_grade_class.py's.
 ENGINES = {"engine": "", "engine-trusted": "c.ResilientExecute.trusted_tests = True\nc.ResilientExecute.credit_per_check = True",
-           "engine-parallel": ""}
+           "engine-grade-class": ""}
 FLAVOURS = ("stock", *ENGINES)
 
 
@@ -304,8 +307,8 @@ def grade(course, flavour, folder):
     course.lay_out(folder)
     generated = nbgrader(folder, "generate_assignment", course.assignment)
     assert generated.returncode == 0, f"{flavour}: generate_assignment failed:\n{generated.stdout}"
-    if flavour == "engine-parallel":
-        graded = run_python(folder, "-m", "hardened_grading.grade_class", course.assignment, "--jobs", "2")
+    if flavour == "engine-grade-class":
+        graded = run_python(folder, "-m", "hardened_grading.grade_class", course.assignment, "--jobs", "1")
     else:
         graded = nbgrader(folder, "autograde", course.assignment)
     (folder / "autograde.log").write_text(graded.stdout, encoding="utf-8")  # to read after a failure
@@ -408,6 +411,16 @@ def test_engine_scores_as_stock(graded, course, student, flavour):
         else:
             assert (have.code_score, have.auto_scores) == (want.code_score, want.auto_scores), \
                 f"{name}: {scores}\nthe engine's log:\n{_log_of(engine, student)}"
+
+
+@pytest.mark.parametrize("course", COURSES.values(), ids=COURSES)
+def test_hardened_grade_grades_each_student_after_the_first_in_a_kernel_started_ahead(graded, course):
+    """The proof that ``engine-grade-class``'s scores and files are those of kernels started ahead: its log says so
+    for every student but the first (nbgrader grades them in sorted order); none failed to start or answer."""
+    log = "\n".join(path.read_text() for path in (graded[course.name, "engine-grade-class"].folder / "logs").glob("*.log"))
+    used = {line.split("'")[1] for line in log.splitlines() if "the kernel started ahead is used" in line}
+    assert used == set(sorted(course.students)[1:]), log[-3000:]
+    assert "could not be started ahead" not in log and "did not answer" not in log
 
 
 def _files(graded, folder):

@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hardened_grading import grade_class
+from hardened_grading.ahead import STAGING
 from hardened_grading.grading import GRADED_MARKER
 from posenc_course.course import nbgrader_env, new_course
 from posenc_course.layout import ASSIGNMENT
@@ -136,11 +137,17 @@ def processes_of(course):
     return found
 
 
-def kernel_launcher_of(course):
-    """The pid of a grading kernel that is starting in `course` (the launcher, before it becomes bwrap), or None."""
+def kernel_launcher_of(course, ahead=False):
+    """The pid of a grading kernel that is starting in `course` (the launcher, before it becomes bwrap), or None;
+    `ahead`: only one started ahead, for the next submission (its folder is a staging folder)."""
     for pid, cmdline in processes_of(course).items():
         if "hardened_grading.kernel" in cmdline and not cmdline.startswith("bwrap"):
-            return pid
+            try:
+                staging = f"/autograded/{STAGING}" in os.readlink(f"/proc/{pid}/cwd")
+            except OSError:
+                continue
+            if staging or not ahead:
+                return pid
     return None
 
 
@@ -153,21 +160,25 @@ def nothing_left(course, seconds):
 
 
 GRADERS = {"nbgrader autograde": ["-m", "nbgrader", "autograde", "posenc"],
-           "posenc-grade": ["-m", "posenc_course.grade", "--jobs", "2"]}
+           "posenc-grade": ["-m", "posenc_course.grade", "--jobs", "2"],
+           # one worker, three students: killed while the second one's kernel starts ahead
+           "posenc-grade, a kernel started ahead": ["-m", "posenc_course.grade", "--jobs", "1"]}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("command", GRADERS)
 def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, command):
     """SIGKILL the grading command at the worst moment, while a kernel is starting (its launcher has not yet
-    become the sandbox): every process it started ends (workers, launchers, bwrap, kernels), none is left
-    waiting for a grader that is gone, and the same command again grades the class right."""
-    class_ = [STUDENTS[name] for name in ("reference", "wrong-strict_causal")]
+    become the sandbox), the next submission's kernel started ahead included: every process it started ends
+    (workers, launchers, bwrap, kernels), none is left waiting for a grader that is gone, and the same command
+    again grades the class right, and leaves no staging folder."""
+    ahead = "ahead" in command
+    class_ = [STUDENTS[name] for name in ("reference", "wrong-strict_causal", *(["blank"] if ahead else []))]
     course = make_course(tmp_path / "course", class_)
     run = subprocess.Popen([sys.executable, *GRADERS[command]], cwd=course, env=nbgrader_env(),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
-    while kernel_launcher_of(course) is None:
+    while kernel_launcher_of(course, ahead) is None:
         assert run.poll() is None and time.monotonic() < deadline, f"{command} ended before a kernel started"
         time.sleep(0.01)
     graders = set(processes_of(course))  # the command and its workers: each names its kernels' folders
@@ -184,6 +195,7 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
     assert_expected_scores(db_url_of(course), class_)
     assert not nothing_left(course, seconds=60), "a finished run left processes behind"
     assert not orphaned_kernel_folders(graders), "a killed grader's kernel folders outlived the next run"
+    assert not list(course.glob(f"autograded/{STAGING}*")), "a killed worker's staging folder outlived the next run"
 
 
 def orphaned_kernel_folders(graders):
