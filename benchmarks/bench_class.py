@@ -8,12 +8,14 @@ A class of 60 (a third right, a third with two realistic mistakes, a third blank
    baseline;
 2. by ``posenc-grade --force --jobs 1``: the same work in one worker (what the worker pool itself costs);
 3. by ``posenc-grade --force --jobs J`` for J = 2 and one more than the cores (a worker waiting on its
-   kernel leaves a core idle; one more worker fills it).
+   kernel leaves a core idle; one more worker fills it);
+4. by ``posenc-grade --force --jobs J`` for J = 1 and 2 with ``ResilientExecute.start_ahead`` off: what starting
+   each next submission's kernel while one is graded (:mod:`hardened_grading.ahead`) saves.
 
 Each line says how busy the machine's cores were. Then where one submission's time goes: each phase of
 grading timed in a worker-like process (the kernel's start-up and shutdown, the cells, nbgrader's
-metadata check, the gradebook), and what the course's faster metadata check saves, measured the same
-way with nbgrader's. And a model of the wall time, fitted on runs 2 and 3:
+metadata check, the gradebook), the same with each next kernel started ahead, and what the course's faster
+metadata check saves, measured the same way with nbgrader's. And a model of the wall time, fitted on runs 2 and 3:
 
     T(n, J) = S + n * c / min(J, cores) / efficiency
 
@@ -105,14 +107,26 @@ def parallel(course, jobs):
     return timed([sys.executable, "-m", "posenc_course.grade", "--force", f"--jobs={jobs}"], course)
 
 
+def parallel_without_ahead(course, jobs):
+    """:func:`parallel` with ``ResilientExecute.start_ahead`` off: each kernel starts when its submission needs it."""
+    config = course / "nbgrader_config.py"
+    original = config.read_text()
+    config.write_text(original + "\nc.ResilientExecute.start_ahead = False\n")
+    try:
+        return parallel(course, jobs)
+    finally:
+        config.write_text(original)
+
+
 def nbgrader_startup():
     """Seconds to start a Python that imports what a worker imports before its first submission."""
     return min(timed([sys.executable, "-c", "import nbgrader.apps, nbgrader.api, hardened_grading.grading"], ".")[0]
                for _ in range(3))
 
 
+STARTUP = "the kernel's start-up, until it answers"
 PHASES = {  # label: [(module, class, method, is it a coroutine)]
-    "the kernel's start-up, until it answers": [("jupyter_client.asynchronous.client", "AsyncKernelClient",
+    STARTUP: [("jupyter_client.asynchronous.client", "AsyncKernelClient",
                                                  "wait_for_ready", True)],
     "the cells: answers in the kernel, tests in the judge": [("hardened_grading.grading", "ResilientExecute",
                                                               "preprocess_cell", False)],
@@ -149,9 +163,11 @@ def instrument():
             setattr(cls, method, wrapper)
 
 
-def phases(course, students, change=None):
+def phases(course, students, change=None, start_ahead=False):
     """Grade `students` one after another in this process, as a worker does, with the course's settings
-    (``change(config)`` changes them): seconds per submission, in all and in each phase of :data:`PHASES`."""
+    (``change(config)`` changes them): seconds per submission, in all and in each phase of :data:`PHASES`.
+    `start_ahead`: each next submission's kernel is started ahead (:mod:`hardened_grading.ahead`), as a worker does."""
+    from hardened_grading import ahead
     from posenc_course.course import load_config, nbgrader_api
 
     config = load_config(course)
@@ -161,8 +177,11 @@ def phases(course, students, change=None):
     api.autograde("posenc", students[0], force=True)  # warm: the judge's predictions, first imports
     SPENT.clear()
     started = time.perf_counter()
-    for student in students[1:]:
+    for student, following in zip(students[1:], [*students[2:], None]):
+        upcoming = course / "autograded" / following / "posenc" if start_ahead and following else None
+        ahead.expect(upcoming)
         api.autograde("posenc", student, force=True)
+        ahead.discard(keep=upcoming)
     count = len(students) - 1
     return (time.perf_counter() - started) / count, {label: SPENT[label] / count for label in PHASES}
 
@@ -199,10 +218,15 @@ def main(argv=None):
         for j in [1, *jobs]:
             runs[j], busy[j] = parallel(course, j)
             print(f"{2 if j == 1 else 3}. posenc-grade --jobs {j:<2}             {runs[j]:7.1f} s   "
-                  f"{runs[j] / n:5.2f} s each   {runs['serial'] / runs[j]:4.2f}x   cores busy {busy[j]:4.0%}"
-                  + ("   (goal: at least 3x)" if j == 2 else "")
-                  + (f"   {runs['plain'] / runs[j]:4.2f}x nbgrader's own settings (goal: at least 1x)" if j == 1 else ""),
+                  f"{runs[j] / n:5.2f} s each   {runs['serial'] / runs[j]:4.2f}x   cores busy {busy[j]:4.0%}   "
+                  f"{runs['plain'] / runs[j]:4.2f}x nbgrader's own settings"
+                  + ("   (goal: at least 3x)" if j == 2 else "") + ("   (goal: at least 1x)" if j == 1 else ""),
                   flush=True)
+        for j in (1, 2):
+            seconds, cores_busy = parallel_without_ahead(course, j)
+            print(f"4. --jobs {j}, no kernel started ahead  {seconds:7.1f} s   {seconds / n:5.2f} s each   "
+                  f"{runs['serial'] / seconds:4.2f}x   cores busy {cores_busy:4.0%}   "
+                  f"(started ahead: {seconds / runs[j]:4.2f}x as fast)", flush=True)
 
         startup = nbgrader_startup()
         warnings.filterwarnings("ignore")
@@ -217,6 +241,9 @@ def main(argv=None):
         rest = per - sum(spent.values())
         print(f"   {'the rest: nbgrader reading, sanitizing, writing notebooks':<58} {rest:5.2f} s  {rest / per:4.0%}")
         print(f"   {'one submission, all in':<58} {per:5.2f} s")
+        per_ahead, spent_ahead = phases(course, sample, start_ahead=True)
+        print(f"The same, each next kernel started ahead (as a worker does): the start-up waited for "
+              f"{spent_ahead[STARTUP]:.2f} s, one submission {per_ahead:.2f} s")
         print("What the course's faster metadata check saves: the same submissions with nbgrader's, in turn with "
               "the course's settings, best of 2:")
         changes = {"the course's settings": None, "nbgrader's own metadata check": nbgraders_metadata_check}

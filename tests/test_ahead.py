@@ -166,6 +166,7 @@ def test_the_student_folder_option_is_read():
 CLASS = [STUDENTS[name] for name in ("reference", "wrong-strict_causal", "hostile-exit", "blank")]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
 def test_one_worker_grades_each_next_submission_in_the_kernel_it_started_ahead(tmp_path):
     """One worker, four students in turn: the three after the first each get the kernel started while the one
