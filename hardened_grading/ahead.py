@@ -84,6 +84,7 @@ async def start(new_kernel_manager, kernel_name, arguments):
     try:
         autograded.mkdir(parents=True, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=f"{STAGING}{os.getpid()}-", dir=autograded)
+        os.chmod(staging, 0o777 & ~_umask())  # it becomes the student's folder: as nbgrader's makedirs makes it
         km, connection_folder = new_kernel_manager()
         await km.start_kernel(extra_arguments=[*arguments, f"--student-folder={folder}"], cwd=staging)
     except Exception as error:  # a full disk, a bad course folder: it is only an optimisation
@@ -93,6 +94,12 @@ async def start(new_kernel_manager, kernel_name, arguments):
         return None
     _started = Started(folder, kernel_name, tuple(arguments), km, connection_folder, staging)
     return _started
+
+
+def _umask():
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
 
 
 def take(folder, kernel_name, arguments):
@@ -124,11 +131,21 @@ def take(folder, kernel_name, arguments):
 
 
 def _move_into(staging, folder):
-    """Move what is in `folder` into `staging`, then put `staging` in its place (same file system: renames)."""
-    for entry in os.listdir(folder):
-        os.rename(os.path.join(folder, entry), os.path.join(staging, entry))
-    os.rmdir(folder)
-    os.rename(staging, folder)
+    """Move what is in `folder` into `staging`, then put `staging` in its place (same file system: renames). If a
+    step fails, what was moved goes back to `folder`, and the error is raised: nothing of the student's is lost."""
+    moved = []
+    try:
+        for entry in os.listdir(folder):
+            os.rename(os.path.join(folder, entry), os.path.join(staging, entry))
+            moved.append(entry)
+        os.rmdir(folder)
+        os.rename(staging, folder)
+    except BaseException:
+        if os.path.isdir(staging):  # not renamed: the student's files go back where nbgrader put them
+            os.makedirs(folder, exist_ok=True)
+            for entry in moved:
+                os.rename(os.path.join(staging, entry), os.path.join(folder, entry))
+        raise
 
 
 def discard(keep=None):

@@ -100,6 +100,27 @@ def test_take_hands_over_nothing_for_another_submission_or_other_settings(course
     assert not staging.exists() and not connection.exists()
 
 
+@pytest.mark.parametrize("failing", ["a file's move", "the folder's rename"])
+def test_a_hand_over_that_fails_part_way_puts_the_student_s_files_back(course, monkeypatch, failing):
+    folder, staging, connection, km = fake_started(course)
+    nbgrader_made(folder)
+    real_rename, calls = os.rename, []
+
+    def rename(source, target):
+        calls.append(source)
+        if (failing == "a file's move" and len(calls) == 2) or (failing == "the folder's rename" and source == str(staging)):
+            raise OSError(28, "No space left on device")  # the second file: the first is moved already
+        real_rename(source, target)
+
+    monkeypatch.setattr(os, "rename", rename)
+    assert ahead.take(folder, "hardened-grading", ["--sandbox=require"]) is None
+    monkeypatch.setattr(os, "rename", real_rename)
+    assert sorted(p.name for p in folder.iterdir()) == ["data.txt", "ps1.ipynb"]
+    assert (folder / "data.txt").read_text() == "42\n" and (folder / "ps1.ipynb").read_text() == "{}"
+    assert not staging.exists() and not connection.exists()
+    assert km.provisioner.process.wait() != 0, "the kernel that could not be handed over is ended"
+
+
 def test_a_kernel_started_ahead_that_died_is_not_handed_over(course):
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()
@@ -183,6 +204,8 @@ def test_one_worker_grades_each_next_submission_in_the_kernel_it_started_ahead(t
     assert "could not be started ahead" not in log and "did not answer" not in log, log[-3000:]
     assert sorted(p.name for p in (course / "autograded").iterdir()) == sorted(s.name for s in CLASS)
     assert all((course / "autograded" / s.name / "posenc" / GRADED_MARKER).exists() for s in CLASS)
+    modes = {s.name: (course / "autograded" / s.name / "posenc").stat().st_mode for s in CLASS}
+    assert set(modes.values()) == {modes[first]}, f"a kernel's staging folder keeps nbgrader's folder mode: {modes}"
 
 
 @pytest.mark.parametrize(("settings", "ahead_mode"), [
@@ -193,3 +216,32 @@ def test_kernels_are_started_ahead_only_when_sandboxed_and_not_switched_off(sett
     executor = ResilientExecute(**settings)
     executor.extra_arguments = executor.kernel_arguments()
     assert executor._ahead_mode() is ahead_mode
+
+
+def test_a_kernel_started_ahead_that_does_not_answer_is_replaced_by_one_started_now(course, monkeypatch):
+    """A kernel started ahead that is alive but never answers (here: a process that only sleeps) costs the
+    submission nothing: after ``startup_timeout`` a kernel is started as usual, and the cells run in it."""
+    import nbformat
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.kernelspec import KernelSpec
+    from nbclient.util import run_sync
+
+    from hardened_grading.grading import ResilientExecute
+
+    folder = course / "autograded" / "s1" / "ps1"
+    folder.mkdir(parents=True)
+    mute_folder = course / "mute"
+    mute_folder.mkdir()
+    mute = AsyncKernelManager(transport="ipc", ip=str(mute_folder / "ipc"), connection_file=str(mute_folder / "k.json"))
+    mute._kernel_spec = KernelSpec(argv=[sys.executable, "-c", "import time; time.sleep(600)"], language="python")
+    run_sync(mute.start_kernel)()
+    process = mute.provisioner.process
+    monkeypatch.setattr(ahead, "take", lambda *args: (mute, str(mute_folder)))
+    monkeypatch.setattr(ResilientExecute, "_ahead_mode", lambda self: True)
+    executor = ResilientExecute(sandbox="off", startup_timeout=3, timeout=60)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    monkeypatch.chdir(course)
+    executor.preprocess(notebook, {"metadata": {"path": str(folder)}, "nbgrader": {"student": "s1"}})
+    assert notebook.cells[0].outputs[0]["text"] == "42\n"
+    assert process.wait(timeout=30) is not None, "the mute kernel is ended"
+    assert not mute_folder.exists()
