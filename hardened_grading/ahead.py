@@ -8,7 +8,7 @@ and asks for its kernel, :func:`take` hands that kernel over, already up (or nea
 
 The kernel starts before its student's folder exists: nbgrader makes ``autograded/STUDENT/ASSIGNMENT`` only
 when it grades that student, and removes it first on ``--force``. So it is started in a private, empty
-staging folder (``autograded/.ahead-PID-RANDOM``), which its sandbox binds where the student's folder will be
+staging folder (``autograded/.ahead-HOST-PID-RANDOM``), which its sandbox binds where the student's folder will be
 (``--student-folder``, :func:`hardened_grading.kernel.sandbox_command`). :func:`take` moves what nbgrader put
 in the student's folder into the staging folder, and renames the staging folder to the student's folder: the
 sandbox's bind follows the folder, so the kernel finds the files in its working folder, at its real path.
@@ -27,15 +27,22 @@ next run (:func:`remove_staging_folders`).
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 log = logging.getLogger("hardened_grading")
 
-#: The start of a staging folder's name, in the course's ``autograded/``: then the worker's pid, a dash, random.
+#: The start of a staging folder's name, in the course's ``autograded/``: then :func:`owner` and random letters.
 #: A dot first: nbgrader's globs (``autograded/*/ASSIGNMENT``) never see it as a student.
 STAGING = ".ahead-"
+
+
+def owner(pid=None):
+    """``HOST-PID-`` of the worker `pid` (this process by default) on this machine: the part of a staging folder's
+    name that says whose it is (shards on several machines may share the course folder)."""
+    return f"{socket.gethostname()}-{pid or os.getpid()}-"
 
 
 @dataclass
@@ -83,7 +90,7 @@ async def start(new_kernel_manager, kernel_name, arguments):
     km = connection_folder = staging = None
     try:
         autograded.mkdir(parents=True, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=f"{STAGING}{os.getpid()}-", dir=autograded)
+        staging = tempfile.mkdtemp(prefix=STAGING + owner(), dir=autograded)
         os.chmod(staging, 0o777 & ~_umask())  # it becomes the student's folder: as nbgrader's makedirs makes it
         km, connection_folder = new_kernel_manager()
         await km.start_kernel(extra_arguments=[*arguments, f"--student-folder={folder}"], cwd=staging)
@@ -173,9 +180,9 @@ def _remove(km, connection_folder, staging):
 
 
 def remove_staging_folders(course, pid=None):
-    """Remove the staging folders in `course`'s ``autograded/`` of workers that are gone, or, given `pid`, that
-    worker's."""
-    for path in Path(course).glob(f"autograded/{STAGING}*-*"):
-        owner = path.name.removeprefix(STAGING).partition("-")[0]
-        if owner.isdigit() and (int(owner) == pid if pid is not None else not Path(f"/proc/{owner}").exists()):
+    """Remove the staging folders in `course`'s ``autograded/`` of this machine's workers that are gone, or, given
+    `pid`, that worker's. Another machine's are left alone."""
+    for path in Path(course).glob(f"autograded/{STAGING}{socket.gethostname()}-*-*"):
+        worker = path.name.removeprefix(STAGING + socket.gethostname() + "-").partition("-")[0]
+        if worker.isdigit() and (int(worker) == pid if pid is not None else not Path(f"/proc/{worker}").exists()):
             shutil.rmtree(path, ignore_errors=True)

@@ -151,15 +151,17 @@ def test_expected_is_the_next_folder_until_its_kernel_is_started(course):
 def test_staging_folders_of_workers_that_are_gone_are_removed(course):
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    theirs = course / "autograded" / f"{ahead.STAGING}{gone.pid}-abc"
-    mine = course / "autograded" / f"{ahead.STAGING}{os.getpid()}-abc"
+    theirs = course / "autograded" / f"{ahead.STAGING}{ahead.owner(gone.pid)}abc"
+    mine = course / "autograded" / f"{ahead.STAGING}{ahead.owner()}abc"
+    # a live worker of another machine that shares the course folder: its pid means nothing here
+    elsewhere = course / "autograded" / f"{ahead.STAGING}other-{ahead.owner(gone.pid)}abc"
     student = course / "autograded" / "s1" / "ps1"
-    for folder in (theirs, mine, student):
+    for folder in (theirs, mine, elsewhere, student):
         folder.mkdir(parents=True)
     ahead.remove_staging_folders(course)
-    assert not theirs.exists() and mine.exists() and student.exists()
+    assert not theirs.exists() and mine.exists() and elsewhere.exists() and student.exists()
     ahead.remove_staging_folders(course, os.getpid())
-    assert not mine.exists() and student.exists()
+    assert not mine.exists() and elsewhere.exists() and student.exists()
 
 
 def test_the_sandbox_binds_the_staging_folder_where_the_student_s_folder_will_be(course):
