@@ -8,20 +8,23 @@ and asks for its kernel, :func:`take` hands that kernel over, already up (or nea
 
 The kernel starts before its student's folder exists: nbgrader makes ``autograded/STUDENT/ASSIGNMENT`` only
 when it grades that student, and removes it first on ``--force``. So it is started in a private, empty
-staging folder (``autograded/.ahead-HOST-PID-RANDOM``), which its sandbox binds where the student's folder will be
-(``--student-folder``, :func:`hardened_grading.kernel.sandbox_command`). :func:`take` moves what nbgrader put
-in the student's folder into the staging folder, and renames the staging folder to the student's folder: the
-sandbox's bind follows the folder, so the kernel finds the files in its working folder, at its real path.
+staging folder (``autograded/.ahead-HOST-PID-RANDOM``), which its sandbox binds where the student's folder
+will be (``--student-folder``, :func:`hardened_grading.kernel.sandbox_command`). :func:`take` moves what
+nbgrader put in the student's folder into the staging folder, and renames the staging folder to the student's
+folder: the sandbox's bind follows the folder, so the kernel finds the files in its working folder, at its
+real path.
 
 Isolation is the same as a kernel started when needed: one fresh sandbox per submission, bound to that
-submission's folder alone; the staging folder is made for it and holds nothing else. What the student's files
-could do while the kernel starts (a ``numpy.py`` beside the notebook, say) they now do when the cells run.
+submission's folder alone; the staging folder is made for it and holds nothing else. One thing differs: the
+student's files arrive after the kernel has started, so a file beside the notebook that shadows a module the
+kernel imports as it starts (a ``json.py``) no longer breaks its start; it shadows only modules the kernel has
+not imported yet.
 
 A kernel started ahead that is not taken (the next student was skipped, or graded by another worker) is shut
-down by :func:`discard`, which the worker calls after each submission and when it ends. One that does not answer is replaced by a
-kernel started as usual (``ResilientExecute``). A worker killed outright takes its kernels with it (they are
-bound to it: :func:`hardened_grading.kernel.bind_to_grader`); the staging folders it leaves are removed by the
-next run (:func:`remove_staging_folders`).
+down by :func:`discard`, which the worker calls after each submission and when it ends. One that does not
+answer is replaced by a kernel started as usual (``ResilientExecute``). A worker killed outright takes its
+kernels with it (they are bound to it: :func:`hardened_grading.kernel.bind_to_grader`); the staging folders
+it leaves are removed by the next run (:func:`remove_staging_folders`).
 """
 
 import logging
