@@ -280,8 +280,9 @@ class ResilientExecute(Execute):
         return km, folder
 
     def _ahead_mode(self):
-        """Whether kernels may be started ahead here: sandboxed ones only (its working folder is bound where the
-        student's folder will be: :mod:`hardened_grading.ahead`), and only where a grading worker said what comes next."""
+        """Whether kernels may be started ahead: when ``start_ahead`` is on, and for sandboxed kernels only (the working
+        folder is bound where the student's folder will be: :mod:`hardened_grading.ahead`). Whether one is, is
+        :func:`hardened_grading.ahead.expected`'s: only a grading worker says what comes next."""
         return self.start_ahead and "--sandbox=require" in self.extra_arguments
 
     async def async_start_new_kernel_client(self):
@@ -301,7 +302,7 @@ class ResilientExecute(Execute):
         self._adopted = False
         if self._ahead_mode() and ahead.expected():
             current = self.km
-            await ahead.start(lambda: self._new_kernel_manager(), self.kernel_name, self.extra_arguments)
+            await ahead.start(self._new_kernel_manager, self.kernel_name, self.extra_arguments)
             self.km = current  # nbclient's create_kernel_manager sets it
         return client
 
