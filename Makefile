@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install docs test test-fast test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade postgresql FORCE
+.PHONY: install docs test test-fast test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade grade-slurm postgresql slurm FORCE
 
 install: $(STAMP)
 
@@ -77,6 +77,17 @@ postgresql:
 	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q postgresql >/dev/null 2>&1; }; }; } || \
 	  echo "note: PostgreSQL is not installed (sudo apt-get install postgresql): its tests will be skipped"
 
+# Slurm (slurmctld, slurmd, its client commands and munge), for the tests that start a one-node cluster of their own
+# (tests/test_slurm.py): Debian's packages, installed by `make test` as root. Without them those tests are skipped,
+# and say why. Grading on your own cluster needs none of this here: `make grade-slurm` runs on its login node.
+slurm:
+	@{ command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; } && command -v sbatch >/dev/null 2>&1 && \
+	  { command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ]; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get install -y -q slurmctld slurmd slurm-client munge >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q slurmctld slurmd slurm-client munge >/dev/null 2>&1; }; }; } || \
+	  echo "note: Slurm is not installed (sudo apt-get install slurmctld slurmd slurm-client munge): its tests will be skipped"
+
 # The course site (docs/maintainers/docs.md): Sphinx with MyST-NB, pinned in docs/requirements.lock, into
 # docs/_build/html. Warnings are errors. `make test` installs it too: tests/test_docs.py builds the site.
 DOCS_STAMP := $(VENV)/.docs-installed
@@ -90,8 +101,9 @@ docs: $(DOCS_STAMP)
 	@echo "the site: $(abspath docs/_build/html/index.html)"
 
 # The tools only the tests use: a browser for tests/test_browser.py, a PostgreSQL server for the shared
-# gradebook's tests. `make install` leaves them out; `make test` (and so CI's .ci/run) brings them.
-test-tools: chromium postgresql
+# gradebook's tests, a Slurm cluster for tests/test_slurm.py. `make install` leaves them out; `make test` (and so
+# CI's .ci/run) brings them.
+test-tools: chromium postgresql slurm
 
 # The suite runs on TEST_WORKERS pytest-xdist workers, a module to a worker (tests/conftest.py), the heaviest
 # modules first. Much of a grading test waits on kernels, timeouts and servers: one worker more than the
@@ -104,7 +116,7 @@ test: $(STAMP) $(DOCS_STAMP) test-tools
 # The fast tier (tests/conftest.py: TIERS): everything but real grading runs, the browser, every Python
 # and PostgreSQL. For a developer's edit-test loop; `make test` (CI) runs every tier.
 test-fast: $(STAMP) $(DOCS_STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not pythons and not postgres"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not pythons and not postgres and not slurm"
 
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
 # instructor does (formgrader, at the course folder). ARGS are passed on: make lab ARGS=release/theory
@@ -117,6 +129,11 @@ formgrader: $(STAMP)
 # Grade the class in parallel (posenc-grade, docs/instructors/large-class.md): make grade ARGS="--jobs 2"
 grade: $(STAMP)
 	$(BIN)/posenc-grade $(ARGS)
+
+# Grade the class on a Slurm cluster, from its login node (deploy/slurm/, docs/instructors/across-machines.md):
+# make grade-slurm ARGS="--tasks 4 --cpus 2"
+grade-slurm: $(STAMP)
+	$(BIN)/python -m posenc_course.slurm $(ARGS)
 
 demo: $(STAMP)
 	$(BIN)/python -m posenc_course.demo

@@ -32,6 +32,7 @@ from pathlib import Path
 import nbformat
 
 from hardened_grading.feedback import checks_of, shorten, tested_name
+from hardened_grading.grade_class import safe_url
 from .layout import (ASSIGNMENT, NOTEBOOK, course_root, exercise_of, grade_id, is_answer_cell, is_test_cell,
                      unreadable_reason)
 from .report import exercise_scores
@@ -134,9 +135,23 @@ def sort_notebook(notebook, student, data, groups):
         group.also_failed += len(failed) - 1
 
 
-def class_data(course, pattern="*", assignment=ASSIGNMENT):
-    """:class:`ClassData` of the students matching `pattern` with a graded submission of `assignment`."""
-    scores = {s: row for s, row in exercise_scores(Path(course) / "gradebook.db", assignment).items()
+def gradebook_of(course, db_url=None):
+    """The course's gradebook: `db_url`, else ``CourseDirectory.db_url`` of its nbgrader_config.py (a PostgreSQL
+    gradebook shared by machines), else its ``gradebook.db``."""
+    from .course import load_config
+
+    return db_url or load_config(course).CourseDirectory.get("db_url") or Path(course) / "gradebook.db"
+
+
+def shown(gradebook):
+    """`gradebook` (a path or a URL) as messages show it: without a password."""
+    return safe_url(gradebook) if "://" in str(gradebook) else str(gradebook)
+
+
+def class_data(course, pattern="*", assignment=ASSIGNMENT, db_url=None):
+    """:class:`ClassData` of the students matching `pattern` with a graded submission of `assignment`, in the
+    gradebook :func:`gradebook_of` names."""
+    scores = {s: row for s, row in exercise_scores(gradebook_of(course, db_url), assignment).items()
               if fnmatch.fnmatch(s, pattern)}
     data, groups = ClassData(scores), {}
     for student in sorted(scores):
@@ -265,11 +280,13 @@ def main(argv=None):
     parser.add_argument("--out", default=None, help="the HTML file to write, in the course (default: "
                                                     "reports/class_report.html, or class_report-ASSIGNMENT.html)")
     parser.add_argument("--students", default="*", help="a pattern of student ids (default: all)")
+    parser.add_argument("--db-url", default=None, help="the gradebook's URL, in place of the course's "
+                                                       "CourseDirectory.db_url (postgresql://...)")
     args = parser.parse_args(argv)
     course = course_root(args.course)
-    data = class_data(course, args.students, args.assignment)
+    data = class_data(course, args.students, args.assignment, args.db_url)
     if not data.scores:
-        print(f"class_report: no graded submission of {args.assignment} in {course / 'gradebook.db'} "
+        print(f"class_report: no graded submission of {args.assignment} in {shown(gradebook_of(course, args.db_url))} "
               f"matches {args.students!r}")
         return 1
     default = "class_report.html" if args.assignment == ASSIGNMENT else f"class_report-{args.assignment}.html"

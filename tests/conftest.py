@@ -19,12 +19,13 @@ TIERS = {
     "browser": "drives JupyterLab in a real browser (chromium)",
     "pythons": "installs the course with every supported Python, from a clean clone",
     "postgres": "starts a PostgreSQL server of its own",
+    "slurm": "starts a one-node Slurm cluster of its own (root, Debian's slurmctld, slurmd and munge)",
     "slow": "runs real grading (nbgrader, kernels, the sandbox) on whole notebooks or classes",
 }
 # The modules that run real grading, heaviest first (by their time in a full run; `--durations` at the end of
 # each run shows it): the suite starts them first, so that no long module is left to run alone at the end.
 SLOW_MODULES = ("test_grade_class", "test_pythons", "test_grading_advanced", "test_grading", "test_grade_class_runs",
-                "test_mutation",
+                "test_mutation", "test_slurm",
                 "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_sandbox", "test_habits",
                 "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
                 "test_engine_wheel", "test_docs", "test_theory", "test_leaks", "test_unreadable")
@@ -99,6 +100,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if module == "test_pythons":
             item.add_marker(pytest.mark.pythons)
+        if module == "test_slurm":
+            item.add_marker(pytest.mark.slurm)
         if "postgresql" in getattr(item, "fixturenames", ()) or "[postgresql]" in item.name:
             item.add_marker(pytest.mark.postgres)
         if module in SLOW_MODULES:
