@@ -24,7 +24,6 @@ from hardened_grading import grade_class
 from hardened_grading.ahead import STAGING
 from hardened_grading.grading import GRADED_MARKER
 from posenc_course.course import nbgrader_env, new_course
-from posenc_course.layout import ASSIGNMENT
 
 from .test_grade_class import SMALL_CLASS, assert_expected_scores, db_url_of, grades, make_course, posenc_grade
 from .test_grading import STUDENTS
@@ -297,30 +296,6 @@ def test_a_postgresql_server_that_is_down_is_a_clear_error(tmp_path):
     assert result.returncode == 2, result.stdout + result.stderr
     assert "cannot open the gradebook postgresql://nobody:***@/gradebook" in result.stderr, result.stderr
     assert "secret" not in result.stderr
-
-
-def test_the_kubernetes_manifest_runs_one_shard_per_completion_index():
-    """deploy/grade-class-job.yaml: an Indexed Job whose pods' command is a valid posenc-grade command line,
-    with as many shards as completions."""
-    import shlex
-
-    import yaml
-
-    job = yaml.safe_load((Path(__file__).parents[1] / "deploy" / "grade-class-job.yaml").read_text())
-    spec = job["spec"]
-    assert job["kind"] == "Job" and spec["completionMode"] == "Indexed"
-    [container] = spec["template"]["spec"]["containers"]
-    env = {item["name"]: item.get("value") for item in container["env"]}
-    assert int(env["SHARD_COUNT"]) == spec["completions"], "SHARD_COUNT must equal completions"
-    assert container["command"] == ["sh", "-c"]
-    words = shlex.split(container["args"][0])
-    assert words[0] == "exec" and words[1].endswith("/posenc-grade")
-    index = spec["completions"] - 1  # the last pod, as the shell would expand its command
-    expanded = [w.replace("$JOB_COMPLETION_INDEX", str(index)).replace("$SHARD_COUNT", env["SHARD_COUNT"])
-                .replace("$GRADEBOOK_URL", "postgresql://u@db/posenc") for w in words[2:]]
-    args = grade_class.parser("posenc-grade", ASSIGNMENT).parse_args(expanded)
-    assert grade_class.parse_shard(args.shard) == (index, spec["completions"])
-    assert args.db_url.startswith("postgresql://") and args.course == container["workingDir"]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux pseudo-terminal")
