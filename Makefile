@@ -11,7 +11,7 @@ UV_VERSION := 0.13.9
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install docs test test-fast test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade grade-slurm postgresql slurm FORCE
+.PHONY: install docs test test-fast test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade grade-slurm bench-slurm postgresql slurm FORCE
 
 install: $(STAMP)
 
@@ -159,6 +159,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/record.py benchmarks/bench_solutions.py
 	$(BIN)/python benchmarks/record.py benchmarks/bench_grading.py
 	$(BIN)/python benchmarks/record.py benchmarks/bench_class.py
+
+# A class of 60 on a one-node Slurm cluster started here, next to posenc-grade (benchmarks/bench_slurm.py): as root,
+# with Slurm and PostgreSQL, which this target installs on Debian. Kept apart from `make bench`, which needs neither.
+bench-slurm: $(STAMP) slurm postgresql
+	$(BIN)/python benchmarks/record.py benchmarks/bench_slurm.py
 
 # Refresh the pinned versions after changing the ranges in pyproject.toml. requirements.lock is one
 # universal lock made by uv (`uv pip compile --universal`): exact versions for every Python from

@@ -12,6 +12,7 @@ The runs of the command itself (interrupted, killed, selected, reported) are
 :mod:`tests.test_grade_class_runs`, whose tests share nothing and run on any worker.
 """
 
+import contextlib
 import glob
 import multiprocessing
 import os
@@ -110,20 +111,25 @@ def postgresql_programs():
     return Path(versions[-1]).parent if versions else None
 
 
-@pytest.fixture(scope="module")
-def postgresql():
-    """``new_database()`` -> the URL of a new, empty database on a PostgreSQL server started for this
-    module; the server is stopped and its folder removed at the end."""
-    programs = postgresql_programs()
-    if programs is None:
-        pytest.skip("PostgreSQL is not installed (Debian: sudo apt-get install postgresql; "
-                    "`make install` does it as root)")
-    user = {}
-    if os.geteuid() == 0:  # PostgreSQL refuses to run as root: the server runs as Debian's postgres user
+def postgresql_unavailable():
+    """Why a PostgreSQL server cannot be started here, or None."""
+    if postgresql_programs() is None:
+        return "PostgreSQL is not installed (Debian: sudo apt-get install postgresql; `make install` does it as root)"
+    if os.geteuid() == 0:
         try:
-            user = {"user": pwd.getpwnam("postgres").pw_uid}
+            pwd.getpwnam("postgres")
         except KeyError:
-            pytest.skip("running as root, and there is no 'postgres' user to run the PostgreSQL server as")
+            return "running as root, and there is no 'postgres' user to run the PostgreSQL server as"
+    return None
+
+
+@contextlib.contextmanager
+def postgresql_server():
+    """Start a PostgreSQL server in a new temporary folder, on a Unix socket only; yield ``new_database()`` ->
+    the URL of a new, empty database on it. The server is stopped and its folder removed at the end."""
+    programs = postgresql_programs()
+    # PostgreSQL refuses to run as root: the server runs as Debian's postgres user
+    user = {"user": pwd.getpwnam("postgres").pw_uid} if os.geteuid() == 0 else {}
     folder = Path(tempfile.mkdtemp(prefix="posenc-pg-"))
     folder.chmod(0o755)
     if user:
@@ -149,6 +155,17 @@ def postgresql():
         subprocess.run([str(programs / "pg_ctl"), "-D", str(folder / "data"), "-m", "fast", "-w", "stop"],
                        capture_output=True, cwd=folder, timeout=120, **user)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def postgresql():
+    """``new_database()`` -> the URL of a new, empty database on a PostgreSQL server started for this
+    module (:func:`postgresql_server`)."""
+    why = postgresql_unavailable()
+    if why:
+        pytest.skip(why)
+    with postgresql_server() as new_database:
+        yield new_database
 
 
 def database(backend, request):
