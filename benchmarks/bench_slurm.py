@@ -97,7 +97,7 @@ def main(argv=None):
     print(f"   the array: first start to last end                  {array_end - array_start:6.1f} s")
     print(f"   the last task's end to the finish job's start       {finish_start - array_end:6.1f} s")
     print(f"   the finish job (posenc-grade skipping {n}, grades.csv, the class report)  {finish_end - finish_start:5.1f} s")
-    print(f"   (sbatch --wait returned after {waited:.1f} s: it polls the job's state)")
+    print(f"   (python -m posenc_course.slurm --wait returned after {waited:.1f} s)")
     print("Slurm records times to the second.")
 
 

@@ -20,10 +20,11 @@ page: docs/instructors/across-machines.md.
 """
 
 import argparse
-import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from hardened_grading.grade_class import UsageError, gradebook_url, safe_url
@@ -35,6 +36,9 @@ from .layout import ASSIGNMENT, course_root
 SCRIPTS = ROOT / "deploy" / "slurm"
 GRADE_SCRIPT = SCRIPTS / "grade-class.sbatch"  #: one array task: one shard of the class
 FINISH_SCRIPT = SCRIPTS / "finish-class.sbatch"  #: after the array: what is left, grades.csv, the class report
+#: Slurm's job states before a job has ended (``squeue``'s long names)
+RUNNING_STATES = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
+                  "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
 
 
 def shared_gradebook(course, db_url=None):
@@ -93,12 +97,23 @@ def submit(course, tasks, cpus, assignment=ASSIGNMENT, db_url=None, extra=(), wa
     (course / "logs").mkdir(exist_ok=True)  # Slurm writes the tasks' output there, and makes no folder
     grade, finish = sbatch_commands(course, tasks, cpus, assignment, db_url and url, extra=extra)
     array = _sbatch(grade)
-    finish = [part.replace("{array}", array) for part in finish]
-    if wait:
-        finish.insert(1, "--wait")
-        done = subprocess.run(finish, cwd=course, capture_output=True, text=True)
-        return array, done.stdout.strip().split(";")[0], done.returncode
-    return array, _sbatch(finish), None
+    finish = _sbatch([part.replace("{array}", array) for part in finish])
+    return array, finish, wait_for(finish) if wait else None
+
+
+def wait_for(job, poll=1.0):
+    """Wait until `job` has ended (Slurm's state for it is no longer pending, running or the like); return its exit
+    code, as ``scontrol show job`` gives it (``sbatch --wait`` is not used: it polls ever more slowly, and returned
+    tens of seconds after the job ended)."""
+    while True:
+        shown = subprocess.run([shutil.which("scontrol") or "scontrol", "show", "job", "-o", job],
+                               capture_output=True, text=True)
+        state = re.search(r"\bJobState=(\S+)", shown.stdout)
+        if shown.returncode != 0 or not state:
+            raise UsageError(f"Slurm no longer knows job {job} ({shown.stderr.strip() or 'no state'}): see its output")
+        if state.group(1) not in RUNNING_STATES:
+            return int(re.search(r"\bExitCode=(\d+)", shown.stdout).group(1))
+        time.sleep(poll)
 
 
 def _sbatch(command):

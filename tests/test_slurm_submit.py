@@ -120,3 +120,31 @@ def test_the_grading_script_outside_an_array_says_how_to_submit_it(tmp_path):
 def test_without_posenc_grade_the_scripts_say_so(script, tmp_path):
     done = run_script(script, tmp_path / "nowhere", SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_TASK_COUNT="2")
     assert done.returncode == 2 and "no posenc-grade on PATH nor in POSENC_BIN" in done.stderr
+
+
+def fake_scontrol(folder, *states):
+    """An scontrol whose `show job` prints each of `states` ("RUNNING", "COMPLETED 3", or "" for a job it no longer
+    knows) in turn, the last one from then on."""
+    folder.mkdir(exist_ok=True)
+    (folder / "states").write_text("\n".join(states) + "\n")
+    script = folder / "scontrol"
+    script.write_text('#!/bin/bash\nd=$(dirname "$0"); n=$(cat "$d/calls" 2>/dev/null || echo 0); echo $((n + 1)) > "$d/calls"\n'
+                      f'line=$(sed -n "$((n + 1))p" "$d/states"); [ -n "$line" ] || line=$(tail -n 1 "$d/states")\n'
+                      'set -- $line\n'
+                      'if [ -z "$1" ]; then echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1; fi\n'
+                      'echo "JobId=$5 JobName=posenc-grade-finish JobState=$1 Reason=None ExitCode=${2:-0}:0"\n')
+    script.chmod(0o755)
+    return folder
+
+
+def test_waiting_for_the_finish_job_returns_its_exit_code_once_it_has_ended(tmp_path, monkeypatch):
+    folder = fake_scontrol(tmp_path / "bin", "PENDING", "RUNNING", "COMPLETING", "FAILED 3")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    assert slurm.wait_for("42", poll=0.01) == 3
+    assert (folder / "calls").read_text().strip() == "4", "it waited while the job was pending, running, completing"
+
+
+def test_waiting_for_a_job_slurm_forgot_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_scontrol(tmp_path / 'bin', '')}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(UsageError, match="no longer knows job 42.*Invalid job id"):
+        slurm.wait_for("42", poll=0.01)
