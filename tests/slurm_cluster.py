@@ -46,7 +46,7 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 KillWait=5
-NodeName={node} NodeHostname=localhost NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
+NodeName={node} NodeHostname=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} State=UNKNOWN
 PartitionName={partition} Nodes={node} Default=YES MaxTime=INFINITE State=UP
 """
 
@@ -72,6 +72,11 @@ def program(name):
     return shutil.which(name) or str(Path("/usr/sbin", name))
 
 
+def memory_mb():
+    """This machine's memory in MiB, as the node's RealMemory: jobs ask for memory per CPU (not enforced here)."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -95,7 +100,7 @@ def one_node_cluster(folder, cpus=None):
         (folder / name).mkdir()
     conf = folder / "slurm.conf"
     conf.write_text(SLURM_CONF.format(folder=folder, ctld_port=free_port(), d_port=free_port(), node=NODE,
-                                      partition=PARTITION, cpus=cpus or os.cpu_count()))
+                                      partition=PARTITION, cpus=cpus or os.cpu_count(), memory_mb=memory_mb()))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     socket_path = folder / "munge" / "munge.socket"
     daemons = []

@@ -91,3 +91,5 @@ def test_the_image_the_containerfile_builds_has_what_the_job_runs():
     assert lines[-1] == f"WORKDIR {container['workingDir']}"
     ignored = (ROOT / ".containerignore").read_text().split()
     assert ".venv/" in ignored, "the image makes its own venv: this machine's is not copied in"
+    assert {"logs/", "submitted/", "autograded/", "feedback/", "gradebook.db", "grades.csv"} <= set(ignored), \
+        "no student's work, id or score goes into the image"

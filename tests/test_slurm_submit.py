@@ -23,15 +23,44 @@ def course(tmp_path):
     return folder
 
 
-def test_the_two_jobs_an_array_then_one_after_it_however_it_ended(course):
-    grade, finish = slurm.sbatch_commands(course, 4, 2, "posenc-advanced", extra=["--partition=short"])
+def test_the_two_jobs_an_array_then_one_after_it_however_it_ended(course, monkeypatch):
+    monkeypatch.delenv("PGPASSFILE", raising=False)
+    grade, finish = slurm.sbatch_commands(course, 4, 2, "posenc-advanced", extra=["--partition=short"],
+                                          finish_extra=["--time=4:00:00"], memory_mb=4352)
     assert "--array=0-3" in grade and grade[-1] == str(slurm.GRADE_SCRIPT)
     assert "--dependency=afterany:{array}" in finish and finish[-1] == str(slurm.FINISH_SCRIPT)
+    assert "--time=4:00:00" in finish and "--time=4:00:00" not in grade
     for command in (grade, finish):
-        assert {"--parsable", "--cpus-per-task=2", f"--chdir={course}", "--partition=short"} <= set(command)
+        assert {"--parsable", "--cpus-per-task=2", "--mem-per-cpu=4352M", f"--chdir={course}",
+                "--partition=short"} <= set(command)
         export = next(part for part in command if part.startswith("--export="))
         assert export.startswith("--export=ALL,") and "POSENC_ASSIGNMENT=posenc-advanced" in export
+        assert "POSENC_SHARDS=4" in export and "PGPASSFILE" not in export
         assert f"POSENC_BIN={os.path.dirname(sys.executable)}" in export and "POSENC_DB_URL" not in export
+
+
+def test_a_relative_password_file_is_passed_on_absolute_and_the_url_given_reaches_the_jobs(course, monkeypatch,
+                                                                                             tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PGPASSFILE", "secrets/pgpass")
+    export = slurm.environment(course, "posenc", "postgresql://g@db/p", "/venv/bin", 2)
+    assert f"PGPASSFILE={tmp_path / 'secrets' / 'pgpass'}," in export + ","
+    assert "POSENC_DB_URL=postgresql://g@db/p" in export
+
+
+def test_each_cpu_gets_the_memory_of_a_worker_and_its_kernel(course):
+    from hardened_grading.kernel import Limits
+
+    assert slurm.memory_per_cpu(course) == Limits().memory_mb + Limits().tmp_mb + slurm.WORKER_MB
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write("\nc.ResilientExecute.memory_mb = 8192\n")
+    assert slurm.memory_per_cpu(course) == 8192 + Limits().tmp_mb + slurm.WORKER_MB
+
+
+@pytest.mark.parametrize("url, here", [("postgresql://g@db.example.edu/p", False), ("postgresql://g@localhost/p", True),
+                                       ("postgresql://g@/p?host=/var/run/postgresql", True)])
+def test_a_gradebook_only_this_machine_reaches_is_warned_of(url, here):
+    assert bool(slurm.only_this_machine(url)) == here
 
 
 @pytest.mark.parametrize("tasks, cpus", [(0, 2), (2, 0)])
@@ -64,7 +93,7 @@ def test_without_sbatch_it_says_where_to_run_it(course, capsys, monkeypatch):
 
 def test_a_comma_cannot_pass_through_sbatch_export(course):
     with pytest.raises(UsageError, match="comma"):
-        slurm.environment(course, "posenc", "postgresql://g@db/p?options=a,b", "/venv/bin")
+        slurm.environment(course, "posenc", "postgresql://g@db/p?options=a,b", "/venv/bin", 2)
 
 
 def fake_posenc_grade(folder):
@@ -123,28 +152,132 @@ def test_without_posenc_grade_the_scripts_say_so(script, tmp_path):
 
 
 def fake_scontrol(folder, *states):
-    """An scontrol whose `show job` prints each of `states` ("RUNNING", "COMPLETED 3", or "" for a job it no longer
-    knows) in turn, the last one from then on."""
+    """An scontrol whose `show job` prints each of `states` ("RUNNING", "FAILED 3 0": state, exit code, signal; or
+    "ERROR" for a question that fails) in turn, the last one from then on."""
     folder.mkdir(exist_ok=True)
     (folder / "states").write_text("\n".join(states) + "\n")
     script = folder / "scontrol"
     script.write_text('#!/bin/bash\nd=$(dirname "$0"); n=$(cat "$d/calls" 2>/dev/null || echo 0); echo $((n + 1)) > "$d/calls"\n'
-                      f'line=$(sed -n "$((n + 1))p" "$d/states"); [ -n "$line" ] || line=$(tail -n 1 "$d/states")\n'
+                      'echo "$@" >> "$d/args"\n'
+                      'line=$(sed -n "$((n + 1))p" "$d/states"); [ -n "$line" ] || line=$(tail -n 1 "$d/states")\n'
                       'set -- $line\n'
-                      'if [ -z "$1" ]; then echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1; fi\n'
-                      'echo "JobId=$5 JobName=posenc-grade-finish JobState=$1 Reason=None ExitCode=${2:-0}:0"\n')
+                      'if [ "$1" = ERROR ]; then echo "slurm_load_jobs error: Socket timed out" >&2; exit 1; fi\n'
+                      'echo "JobId=42 JobName=posenc-grade-finish JobState=$1 Reason=None ExitCode=${2:-0}:${3:-0}"\n')
     script.chmod(0o755)
     return folder
 
 
-def test_waiting_for_the_finish_job_returns_its_exit_code_once_it_has_ended(tmp_path, monkeypatch):
-    folder = fake_scontrol(tmp_path / "bin", "PENDING", "RUNNING", "COMPLETING", "FAILED 3")
+@pytest.mark.parametrize("states, ended", [
+    (["PENDING", "RUNNING", "COMPLETING", "COMPLETED 0 0"], ("COMPLETED", 0)),
+    (["RUNNING", "FAILED 3 0"], ("FAILED", 3)),
+    (["RUNNING", "TIMEOUT 0 0"], ("TIMEOUT", 0)),   # a time limit: exit code 0, the state says it all
+    (["RUNNING", "CANCELLED 0 15"], ("CANCELLED", 143)),
+    (["RUNNING", "ERROR", "ERROR", "RUNNING", "COMPLETED 0 0"], ("COMPLETED", 0)),  # a busy controller, twice
+], ids=["completed", "failed", "timeout", "cancelled", "busy-controller"])
+def test_waiting_for_the_finish_job_returns_its_state_and_exit_code_once_it_has_ended(tmp_path, monkeypatch, states,
+                                                                                       ended):
+    folder = fake_scontrol(tmp_path / "bin", *states)
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
-    assert slurm.wait_for("42", poll=0.01) == 3
-    assert (folder / "calls").read_text().strip() == "4", "it waited while the job was pending, running, completing"
+    assert slurm.wait_for(slurm.Job("42"), poll=0.01) == ended
+    assert (folder / "calls").read_text().strip() == str(len(states)), "it asked until the job had ended"
 
 
-def test_waiting_for_a_job_slurm_forgot_says_so(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", f"{fake_scontrol(tmp_path / 'bin', '')}{os.pathsep}{os.environ['PATH']}")
-    with pytest.raises(UsageError, match="no longer knows job 42.*Invalid job id"):
-        slurm.wait_for("42", poll=0.01)
+def test_waiting_gives_up_when_slurm_stops_answering(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_scontrol(tmp_path / 'bin', 'RUNNING', 'ERROR')}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(UsageError, match="does not answer about job 42.*Socket timed out"):
+        slurm.wait_for(slurm.Job("42"), poll=0.01)
+
+
+def test_a_job_on_another_cluster_is_asked_about_there(tmp_path, monkeypatch):
+    folder = fake_scontrol(tmp_path / "bin", "COMPLETED 0 0")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    slurm.wait_for(slurm.Job("42", "gpu"), poll=0.01)
+    assert (folder / "args").read_text().split() == ["--clusters", "gpu", "show", "job", "-o", "42"]
+
+
+def fake_sbatch(folder, *answers):
+    """An sbatch that appends its arguments (one line per call) to `calls` and answers each call with the next of
+    `answers`: a job id printed, or "!message" to refuse with that message."""
+    folder.mkdir(exist_ok=True)
+    (folder / "answers").write_text("\n".join(answers) + "\n")
+    script = folder / "sbatch"
+    script.write_text('#!/bin/bash\nd=$(dirname "$0"); echo "$*" >> "$d/calls"; n=$(wc -l < "$d/calls")\n'
+                      'a=$(sed -n "${n}p" "$d/answers")\n'
+                      'if [ "${a#!}" != "$a" ]; then echo "sbatch: error: ${a#!}" >&2; exit 1; fi\necho "$a"\n')
+    script.chmod(0o755)
+    return folder
+
+
+def test_submitting_puts_the_array_s_id_in_the_finish_job_s_dependency(course, tmp_path, monkeypatch):
+    folder = fake_sbatch(tmp_path / "bin", "1234;hpc", "1235;hpc")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    array, finish = slurm.submit(course, 3, 2)
+    assert (array, finish) == (slurm.Job("1234", "hpc"), slurm.Job("1235", "hpc"))
+    grade_call, finish_call = (folder / "calls").read_text().splitlines()
+    assert "--array=0-2" in grade_call and "--dependency=afterany:1234 " in finish_call
+    assert "--clusters hpc" in finish_call, "the finish job goes to the array's cluster"
+    assert (course / "logs").is_dir(), "Slurm makes no folder for the jobs' output"
+
+
+def test_a_refused_finish_job_names_the_queued_array_and_what_to_do(course, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_sbatch(tmp_path / 'bin', '1234', '!invalid partition')}{os.pathsep}"
+                               f"{os.environ['PATH']}")
+    with pytest.raises(UsageError) as refused:
+        slurm.submit(course, 2, 1)
+    assert "invalid partition" in str(refused.value) and "scancel 1234" in str(refused.value)
+    assert "sbatch --dependency=afterany:1234" in str(refused.value)
+
+
+def test_an_answer_of_sbatch_that_is_no_job_id_is_refused(course, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_sbatch(tmp_path / 'bin', '')}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(UsageError, match="not a job id"):
+        slurm.submit(course, 2, 1)
+
+
+def fake_programs(folder, codes):
+    """posenc-grade, nbgrader and python that each append their name and arguments to `calls` and exit with
+    ``codes[name]`` (0 by default)."""
+    folder.mkdir(exist_ok=True)
+    for name in ("posenc-grade", "nbgrader", "python"):
+        script = folder / name
+        script.write_text(f'#!/bin/bash\necho "{name} $*" >> "$(dirname "$0")/calls"\nexit {codes.get(name, 0)}\n')
+        script.chmod(0o755)
+    return folder
+
+
+@pytest.mark.parametrize("codes, status", [({}, 0), ({"posenc-grade": 1}, 1), ({"nbgrader": 3}, 3),
+                                           ({"posenc-grade": 1, "nbgrader": 3, "python": 4}, 1),
+                                           ({"python": 4}, 4)],
+                         ids=["all-well", "a-submission-failed", "export-failed", "all-failed", "report-failed"])
+def test_the_finish_job_grades_what_is_left_exports_and_reports_whatever_failed(tmp_path, codes, status):
+    bin_folder = fake_programs(tmp_path / "bin", codes)
+    course = tmp_path / "course"
+    course.mkdir()
+    done = run_script(slurm.FINISH_SCRIPT, bin_folder, POSENC_COURSE=str(course), POSENC_ASSIGNMENT="posenc",
+                      SLURM_CPUS_PER_TASK="2", POSENC_DB_URL="postgresql://g@db/p")
+    assert done.returncode == status, done.stdout + done.stderr
+    calls = (bin_folder / "calls").read_text().splitlines()
+    assert [call.split()[0] for call in calls] == ["posenc-grade", "nbgrader", "python"], "every step, whatever failed"
+    assert calls[0] == f"posenc-grade posenc --course {course} --jobs 2 --db-url postgresql://g@db/p"
+    assert "--CourseDirectory.db_url=postgresql://g@db/p" in calls[1] and "--db-url postgresql://g@db/p" in calls[2]
+
+
+def test_the_finish_job_without_a_url_uses_the_course_s(tmp_path):
+    bin_folder = fake_programs(tmp_path / "bin", {})
+    done = run_script(slurm.FINISH_SCRIPT, bin_folder, POSENC_COURSE=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "db" not in (bin_folder / "calls").read_text().replace("--db-url", "").lower().replace("posenc", "")
+
+
+@pytest.mark.parametrize("task, count, shards, code", [("3", "1", "4", 0), ("4", "4", "", 2), ("1", "2", "", 0)],
+                         ids=["one-task-run-again", "one-based-array", "array"])
+def test_a_task_grades_its_shard_of_the_number_of_shards_given(tmp_path, task, count, shards, code):
+    bin_folder = fake_posenc_grade(tmp_path / "bin")
+    done = run_script(slurm.GRADE_SCRIPT, bin_folder, SLURM_ARRAY_TASK_ID=task, SLURM_ARRAY_TASK_COUNT=count,
+                      **({"POSENC_SHARDS": shards} if shards else {}))
+    assert done.returncode == code, done.stderr
+    if code == 0:
+        args = grade_parser().parse_args((bin_folder / "args-0.txt").read_text().splitlines())
+        assert parse_shard(args.shard) == (int(task), int(shards or count))
+    else:
+        assert "the array's ids run from 0 to 3" in done.stderr
