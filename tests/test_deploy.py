@@ -78,6 +78,15 @@ def test_the_manifest_runs_one_shard_per_completion_index():
     assert args.db_url.startswith("postgresql://") and args.course == container["workingDir"]
 
 
+def test_the_pods_may_make_the_grading_sandbox():
+    """What bubblewrap needed to grade in the image, run by podman here (docs: grading across machines): SYS_ADMIN
+    for its namespaces, NET_ADMIN for its network of one loopback, and no seccomp filter that forbids them."""
+    [container] = job()["spec"]["template"]["spec"]["containers"]
+    context = container["securityContext"]
+    assert {"SYS_ADMIN", "NET_ADMIN"} <= set(context["capabilities"]["add"])
+    assert context["seccompProfile"] == {"type": "Unconfined"}
+
+
 def test_the_image_the_containerfile_builds_has_what_the_job_runs():
     """The Job runs /opt/posenc/.venv/bin/posenc-grade in a mounted /course, and its sandbox needs bubblewrap:
     the Containerfile copies the repository to /opt/posenc, installs bubblewrap and runs `make install`."""
