@@ -159,7 +159,9 @@ def test_a_task_killed_part_way_is_finished_by_the_job_after_it(cluster, serial,
     assert 0 < len(killed_task) < len(SLURM_CLASS) // 2, "task 0 was killed part-way through its shard"
     finished = next((course / "logs").glob(f"slurm-{finish}-finish.out")).read_text()
     left = int(re.search(r"graded:  (\d+)", finished).group(1))
-    assert left == len(SLURM_CLASS) // 2 - len(killed_task), finished
+    # What task 0 logged is graded; the one it was grading, and those after it, are left (one may be graded and not
+    # yet logged when the kill lands): the finish job grades at least one, and no more than the rest of the shard.
+    assert 1 <= left <= len(SLURM_CLASS) // 2 - len(killed_task), finished
     scores, rows = grades(gradebook)
     assert scores == serial and rows == len(SLURM_CLASS)
     assert not processes_naming(course), "the killed task's workers and kernels ended with it"
