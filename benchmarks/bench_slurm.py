@@ -71,8 +71,7 @@ def main(argv=None):
         if done.returncode != 0:
             sys.exit(done.stdout + done.stderr[-3000:])
 
-        cluster_folder = Path(tempfile.mkdtemp(prefix="posenc-slurm-"))
-        with one_node_cluster(cluster_folder, cpus=2) as cluster:
+        with one_node_cluster(cpus=2) as cluster:
             on_slurm = course_on(tmp / "slurm", args.class_size, new_database())
             submitted = time.time()
             started = time.perf_counter()
@@ -85,7 +84,6 @@ def main(argv=None):
             array, finish = re.search(r"job (\d+), .* then job (\d+)", done.stdout).groups()
             array_start, array_end = slurm_times(cluster, array)
             finish_start, finish_end = slurm_times(cluster, finish)
-        subprocess.run(["rm", "-rf", str(cluster_folder)])
 
     n = args.class_size
     total = finish_end - submitted

@@ -32,7 +32,7 @@ from pathlib import Path
 import nbformat
 
 from hardened_grading.feedback import checks_of, shorten, tested_name
-from hardened_grading.grade_class import safe_url
+from hardened_grading.grade_class import gradebook_url, safe_url
 from .layout import (ASSIGNMENT, NOTEBOOK, course_root, exercise_of, grade_id, is_answer_cell, is_test_cell,
                      unreadable_reason)
 from .report import exercise_scores
@@ -136,16 +136,12 @@ def sort_notebook(notebook, student, data, groups):
 
 
 def gradebook_of(course, db_url=None):
-    """The course's gradebook: `db_url`, else ``CourseDirectory.db_url`` of its nbgrader_config.py (a PostgreSQL
-    gradebook shared by machines), else its ``gradebook.db``."""
+    """The course's gradebook, as posenc-grade finds it (:func:`hardened_grading.grade_class.gradebook_url`): `db_url`,
+    else ``CourseDirectory.db_url`` of its nbgrader_config.py (a PostgreSQL gradebook shared by machines), else its
+    ``gradebook.db``."""
     from .course import load_config
 
-    return db_url or load_config(course).CourseDirectory.get("db_url") or Path(course) / "gradebook.db"
-
-
-def shown(gradebook):
-    """`gradebook` (a path or a URL) as messages show it: without a password."""
-    return safe_url(gradebook) if "://" in str(gradebook) else str(gradebook)
+    return gradebook_url(load_config(course), course, db_url)
 
 
 def class_data(course, pattern="*", assignment=ASSIGNMENT, db_url=None):
@@ -286,7 +282,7 @@ def main(argv=None):
     course = course_root(args.course)
     data = class_data(course, args.students, args.assignment, args.db_url)
     if not data.scores:
-        print(f"class_report: no graded submission of {args.assignment} in {shown(gradebook_of(course, args.db_url))} "
+        print(f"class_report: no graded submission of {args.assignment} in {safe_url(gradebook_of(course, args.db_url))} "
               f"matches {args.students!r}")
         return 1
     default = "class_report.html" if args.assignment == ASSIGNMENT else f"class_report-{args.assignment}.html"

@@ -112,9 +112,10 @@ def sbatch_commands(course, tasks, cpus, assignment=ASSIGNMENT, db_url=None, bin
     common = ["--parsable", f"--chdir={course}", f"--cpus-per-task={cpus}",
               *([f"--mem-per-cpu={memory_mb}M"] if memory_mb else []),
               environment(course, assignment, db_url, bin_folder, tasks), *extra]
-    return ([shutil.which("sbatch") or "sbatch", f"--array=0-{tasks - 1}", *common, str(GRADE_SCRIPT)],
-            [shutil.which("sbatch") or "sbatch", "--dependency=afterany:{array}", "--kill-on-invalid-dep=no",
-             *common, *finish_extra, str(FINISH_SCRIPT)])
+    sbatch = shutil.which("sbatch") or "sbatch"
+    return ([sbatch, f"--array=0-{tasks - 1}", *common, str(GRADE_SCRIPT)],
+            [sbatch, "--dependency=afterany:{array}", "--kill-on-invalid-dep=no", *common, *finish_extra,
+             str(FINISH_SCRIPT)])
 
 
 def submit(course, tasks, cpus, assignment=ASSIGNMENT, db_url=None, extra=(), finish_extra=(), memory_mb=None):

@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -84,11 +85,11 @@ def free_port():
 
 
 @contextlib.contextmanager
-def one_node_cluster(folder, cpus=None):
-    """Start the cluster in `folder` (a new, empty one); yield the environment in which ``sbatch`` and the other
-    client commands reach it (``SLURM_CONF`` set). `cpus`: the node's CPUs (default: this machine's)."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+def one_node_cluster(cpus=None):
+    """Start the cluster in a new temporary folder (removed at the end); yield the environment in which ``sbatch``
+    and the other client commands reach it (``SLURM_CONF`` set). `cpus`: the node's CPUs (default: this machine's).
+    The folder is not under pytest's: munged needs every folder above its socket searchable by all."""
+    folder = Path(tempfile.mkdtemp(prefix="posenc-slurm-"))
     folder.chmod(0o755)  # munged checks that its socket's folders can be searched by all
     munge = pwd.getpwnam("munge")
     (folder / "munge").mkdir(mode=0o755)
@@ -120,6 +121,7 @@ def one_node_cluster(folder, cpus=None):
         yield env
     finally:
         stop(env, daemons, folder, socket_path)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def wait_for_idle(env, daemons, folder):

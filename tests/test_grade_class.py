@@ -89,15 +89,21 @@ def assert_expected_scores(db_url, students):
         assert_scores(scores, student.name, student.loses)
 
 
-@pytest.fixture(scope="module")
-def serial(tmp_path_factory):
-    """The class graded by plain ``nbgrader autograde``, one submission after another: the reference."""
-    course = make_course(tmp_path_factory.mktemp("serial") / "course", CLASS)
+def serial_scores(folder, students):
+    """`students` graded by plain ``nbgrader autograde`` in a course in `folder`, one submission after another, on
+    SQLite: their scores, as :func:`grades` gives them, the reference for a parallel run."""
+    course = make_course(folder, students)
     result = run_nbgrader(course, "autograde", "posenc")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     scores, rows = grades(db_url_of(course))
-    assert rows == len(CLASS) == len(scores)
+    assert rows == len(students) == len(scores)
     return scores
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    """The class graded by plain ``nbgrader autograde``, one submission after another: the reference."""
+    return serial_scores(tmp_path_factory.mktemp("serial") / "course", CLASS)
 
 
 # A PostgreSQL server of the test's own -------------------------------------------------------------

@@ -8,10 +8,8 @@ grade cell, with serial ``nbgrader autograde``'s. Without root or Slurm, the tes
 """
 
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -19,10 +17,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from posenc_course import slurm
-from posenc_course.course import nbgrader_env, run_nbgrader
+from posenc_course.course import nbgrader_env
 
 from .slurm_cluster import one_node_cluster, processes_naming, program, unavailable
-from .test_grade_class import grades, make_course, postgresql, postgresql_programs  # noqa: F401 (a fixture, this module's own server)
+from .test_grade_class import grades, make_course, postgresql, postgresql_programs, serial_scores  # noqa: F401 (a fixture, this module's own server)
 from .test_grading import STUDENTS
 
 # Right, wrong, partly right, blank, an alternative, a kernel killer, a segfault and an unreadable file.
@@ -39,23 +37,14 @@ def cluster():
     why = unavailable()
     if why:
         pytest.skip(why)
-    folder = Path(tempfile.mkdtemp(prefix="posenc-slurm-"))  # not in pytest's: munged needs every folder above
-    try:                                                     # its socket searchable by all
-        with one_node_cluster(folder) as env:
-            yield env
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with one_node_cluster() as env:
+        yield env
 
 
 @pytest.fixture(scope="module")
 def serial(tmp_path_factory):
     """The class graded by plain serial ``nbgrader autograde``, on SQLite: the scores to match."""
-    course = make_course(tmp_path_factory.mktemp("serial") / "course", SLURM_CLASS)
-    result = run_nbgrader(course, "autograde", "posenc")
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    scores, rows = grades(f"sqlite:///{course / 'gradebook.db'}")
-    assert rows == len(SLURM_CLASS)
-    return scores
+    return serial_scores(tmp_path_factory.mktemp("serial") / "course", SLURM_CLASS)
 
 
 @pytest.fixture
