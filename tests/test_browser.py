@@ -46,6 +46,13 @@ ERROR_OUTPUT = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.st
 IDLE = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
 #: Lines of the check helpers' own code: a failed check must not show them.
 HELPER_CODE = ("raise AssertionError", "def check_", "_all_close(", "_all_equal(")
+#: How long a step may take before the test calls it stuck (ms). A click's answer comes in well under a second on
+#: an idle machine; a minute is room for two busy cores.
+STEP_MS = 60_000
+#: How long Run All or Validate of a whole notebook may take (ms). The theory notebook runs in about 10 s in a kernel on an idle
+#: machine; in CI, beside two other test workers and chromium drawing its figures, it once took over a minute. Ten
+#: minutes only tells a hang from a slow machine.
+RUN_ALL_MS = 600_000
 
 
 def chromium():
@@ -155,7 +162,7 @@ def page(browser, screenshots, request):
     """A fresh browser page; at the end, a screenshot of how the test left it (``last-TEST.png``)."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
-    page.set_default_timeout(60_000)
+    page.set_default_timeout(STEP_MS)
     try:
         yield page
     finally:
@@ -201,11 +208,12 @@ def cell(page, cell_id):
     return page.locator(".jp-Notebook .jp-Cell").nth(index)
 
 
-def wait_until_run(page, the_cell):
-    """Wait until `the_cell` has run (its prompt holds a number) and the kernel is idle."""
+def wait_until_run(page, the_cell, timeout=STEP_MS):
+    """Wait until `the_cell` has run (its prompt holds a number) and the kernel is idle, for up to `timeout` ms."""
     prompt = the_cell.locator(".jp-InputPrompt")
-    page.wait_for_function("prompt => /\\[\\d+\\]/.test(prompt.textContent)", arg=prompt.element_handle())
-    page.wait_for_selector(IDLE)
+    page.wait_for_function("prompt => /\\[\\d+\\]/.test(prompt.textContent)", arg=prompt.element_handle(),
+                           timeout=timeout)
+    page.wait_for_selector(IDLE, timeout=timeout)
 
 
 def select(page, the_cell):
@@ -250,7 +258,7 @@ def validate(page):
     of the results dialog."""
     page.get_by_role("button", name="Validate").click()
     dialog = page.locator(".jp-Dialog")
-    dialog.get_by_text(re.compile("Success!|The following cell failed|error", re.I)).first.wait_for(timeout=120_000)
+    dialog.get_by_text(re.compile("Success!|The following cell failed|error", re.I)).first.wait_for(timeout=RUN_ALL_MS)
     return dialog.inner_text()
 
 
@@ -261,7 +269,7 @@ def run_all(page):
     kernel is idle. Return the last cell."""
     menu(page, "Run", "Run All Cells")
     last = page.locator(".jp-Notebook .jp-Cell").last
-    wait_until_run(page, last)
+    wait_until_run(page, last, timeout=RUN_ALL_MS)
     last.locator(".jp-OutputArea-output").first.wait_for()
     return last
 
@@ -377,7 +385,7 @@ def test_the_theory_notebook_runs_with_its_figures_and_no_error(page, lab, scree
     goto(page, lab, "theory.ipynb")
     menu(page, "Run", "Run All Cells")
     code_cells = [n for n, c in enumerate(theory.cells) if c.cell_type == "code"]
-    wait_until_run(page, page.locator(".jp-Notebook .jp-Cell").nth(code_cells[-1]))
+    wait_until_run(page, page.locator(".jp-Notebook .jp-Cell").nth(code_cells[-1]), timeout=RUN_ALL_MS)
     images = page.locator(".jp-OutputArea-output img")
     images.nth(figures - 1).scroll_into_view_if_needed()
     page.screenshot(path=screenshots / "08-theory-figures.png")
