@@ -8,6 +8,17 @@ STAMP  := $(VENV)/.installed
 # The oldest supported Python, read from pyproject.toml: the lock covers it and every newer one.
 MIN_PYTHON := $(shell sed -n 's/^requires-python = ">=\([0-9.]*\)".*/\1/p' pyproject.toml)
 UV_VERSION := 0.13.9
+# What installs the locked packages into the venv: uv (UV_VERSION; pip installs it into the venv first, following
+# pip's own settings), several times faster than pip (docs/install.md), or pip. uv reads its own settings
+# (UV_INDEX_URL, SSL_CERT_FILE, uv.toml), not pip's: where it cannot install, pip does, after saying so.
+# pip alone: make install INSTALLER=pip
+INSTALLER ?= uv
+UV_INSTALL  = $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode
+PIP_INSTALL = $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# $(call venv_install,ARGS): install ARGS into the venv with INSTALLER, falling back to pip; says which.
+venv_install = if [ "$(INSTALLER)" = uv ] && [ -x $(BIN)/uv ]; then echo "uv pip install $(1)"; $(UV_INSTALL) $(1) || \
+  { echo "note: uv could not install $(1); pip installs it instead"; $(PIP_INSTALL) $(1); }; \
+  else echo "pip install $(1)"; $(PIP_INSTALL) $(1); fi
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
@@ -18,8 +29,10 @@ install: $(STAMP)
 $(STAMP): pyproject.toml requirements.lock $(VENV)/.python
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
 	  echo "error: $(PYTHON) could not make a virtual environment; on Debian or Ubuntu: sudo apt-get install python3-venv"; exit 1; }
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@[ "$(INSTALLER)" != uv ] || [ -x $(BIN)/uv ] || $(PIP_INSTALL) uv==$(UV_VERSION) || \
+	  echo "note: pip could not install uv $(UV_VERSION); pip installs the packages instead (slower)"
+	@$(call venv_install,-r requirements.lock)
+	@$(call venv_install,--no-deps -e .)
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
 	$(BIN)/python -m posenc_course.lab student
 	@$(MAKE) --no-print-directory bubblewrap
@@ -93,7 +106,7 @@ slurm:
 DOCS_STAMP := $(VENV)/.docs-installed
 
 $(DOCS_STAMP): $(STAMP) docs/requirements.lock
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r docs/requirements.lock
+	@$(call venv_install,-r docs/requirements.lock)
 	@touch $@
 
 docs: $(DOCS_STAMP)

@@ -1,6 +1,7 @@
 """The README's set-up works on every supported Python found on this machine.
 
-For each interpreter: a clean copy of the repository, ``make install PYTHON=that-python``, then
+For each interpreter: a clean copy of the repository, ``make install PYTHON=that-python`` (uv installs the
+packages; for the oldest, a uv that cannot reach its index, so that pip installs them instead), then
 ``posenc-check`` (nbgrader's real autograde, sandbox included) on the reference answers (full
 marks, exit 0) and on the blank release (0 points, exit 1). The supported versions are the
 ``Programming Language :: Python :: 3.X`` classifiers of ``pyproject.toml``. The interpreter that
@@ -72,8 +73,8 @@ FOUND, VERSIONS = interpreters()
 MISSING = [v for v in SUPPORTED if v not in VERSIONS and v != "%d.%d" % sys.version_info[:2]]
 
 
-def make(copy, *args, timeout=1800):
-    env = {k: v for k, v in os.environ.items() if k not in OUTER_MAKE}
+def make(copy, *args, timeout=1800, env=None):
+    env = {**{k: v for k, v in os.environ.items() if k not in OUTER_MAKE}, **(env or {})}
     # The outer venv's bin/ leaves PATH too: the copy's make puts its own venv first.
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
                                   if Path(p).resolve() != Path(sys.executable).parent.resolve())
@@ -112,12 +113,24 @@ def test_every_supported_version_is_on_this_machine():
                     f" (looked on PATH, in {PYENV_ROOT}/versions, /usr/bin, /usr/local/bin)")
 
 
+#: The interpreter whose install is made with a uv that cannot reach its package index (where a site's index is
+#: configured for pip only): pip must install instead, and say so. The others are installed by uv, as by default.
+PIP_FALLBACK = sorted(FOUND)[0] if FOUND else None
+#: A package index that refuses every connection (the discard port of the loopback).
+DEAD_INDEX = "http://127.0.0.1:9/simple"
+
+
 @pytest.mark.parametrize("python", sorted(FOUND), ids=str)
 def test_install_and_grade(python, tmp_path):
     interpreter = FOUND[python]
     copy = clean_copy(tmp_path / "posenc")
-    installed = make(copy, "install", f"PYTHON={interpreter}")
+    unreachable = {"UV_INDEX_URL": DEAD_INDEX} if python == PIP_FALLBACK else {}
+    installed = make(copy, "install", f"PYTHON={interpreter}", env=unreachable)
     assert installed.returncode == 0, f"make install PYTHON={interpreter} failed:\n{installed.stdout}\n{installed.stderr}"
+    fell_back = "note: uv could not install -r requirements.lock; pip installs it instead"
+    said = installed.stdout.splitlines()
+    assert "uv pip install -r requirements.lock" in said, "make install did not try uv first:\n" + installed.stdout
+    assert (fell_back in said) == bool(unreachable), installed.stdout + installed.stderr
     venv_python = describe(copy / ".venv" / "bin" / "python")
     assert venv_python == describe(interpreter), f"the venv runs {venv_python}, not {interpreter}"
 
