@@ -451,3 +451,14 @@ def test_a_grader_killed_while_bwrap_has_no_parent_death_signal_takes_the_sandbo
     finally:
         if not pid_gone(launcher, 0):
             os.kill(launcher, 9)
+
+
+def test_the_grading_kernel_starts_without_ipykernel_s_debugger():
+    """A grading kernel has no debugger: importing debugpy is a fifth of a kernel's start, for nothing. ipykernel
+    must see it as missing (if ipykernel changed how it looks, the saving would be lost unseen)."""
+    code = ("from hardened_grading.kernel import without_debugger; without_debugger()\n"
+            "import sys, ipykernel.debugger as debugger, ipykernel.ipkernel\n"
+            "print(debugger._is_debugpy_available, any(m.startswith(('debugpy', 'pydevd', '_pydevd')) and sys.modules[m] "
+            "for m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert shown.stdout.split() == ["False", "False"], shown.stdout + shown.stderr
