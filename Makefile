@@ -15,7 +15,8 @@ UV_VERSION := 0.13.9
 INSTALLER ?= uv
 UV_INSTALL  = $(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode
 PIP_INSTALL = $(BIN)/python -m pip install --quiet --disable-pip-version-check
-# $(call venv_install,ARGS): install ARGS into the venv with INSTALLER, falling back to pip; says which.
+# $(call venv_install,ARGS): install ARGS into the venv with INSTALLER, falling back to pip; says which. A lock is
+# installed as it is, with --no-deps: it is complete, and leaves out on purpose what lock-overrides.txt names.
 venv_install = if [ "$(INSTALLER)" = uv ] && [ -x $(BIN)/uv ]; then echo "uv pip install $(1)"; $(UV_INSTALL) $(1) || \
   { echo "note: uv could not install $(1); pip installs it instead"; $(PIP_INSTALL) $(1); }; \
   else echo "pip install $(1)"; $(PIP_INSTALL) $(1); fi
@@ -31,7 +32,7 @@ $(STAMP): pyproject.toml requirements.lock $(VENV)/.python
 	  echo "error: $(PYTHON) could not make a virtual environment; on Debian or Ubuntu: sudo apt-get install python3-venv"; exit 1; }
 	@[ "$(INSTALLER)" != uv ] || [ -x $(BIN)/uv ] || $(PIP_INSTALL) uv==$(UV_VERSION) || \
 	  echo "note: pip could not install uv $(UV_VERSION); pip installs the packages instead (slower)"
-	@$(call venv_install,-r requirements.lock)
+	@$(call venv_install,--no-deps -r requirements.lock)
 	@$(call venv_install,--no-deps -e .)
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
 	$(BIN)/python -m posenc_course.lab student
@@ -106,7 +107,7 @@ slurm:
 DOCS_STAMP := $(VENV)/.docs-installed
 
 $(DOCS_STAMP): $(STAMP) docs/requirements.lock
-	@$(call venv_install,-r docs/requirements.lock)
+	@$(call venv_install,--no-deps -r docs/requirements.lock)
 	@touch $@
 
 docs: $(DOCS_STAMP)
@@ -187,9 +188,10 @@ lock:
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
 	.lockenv/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	.lockenv/bin/uv pip compile pyproject.toml --extra test --universal --python-version $(MIN_PYTHON) \
-	  --custom-compile-command "make lock" --quiet $(LOCK_FLAGS) -o requirements.lock
+	  --override lock-overrides.txt --custom-compile-command "make lock" --quiet $(LOCK_FLAGS) -o requirements.lock
 	.lockenv/bin/uv pip compile pyproject.toml --extra test --extra docs --universal --python-version $(MIN_PYTHON) \
-	  --constraint requirements.lock --custom-compile-command "make lock" --quiet $(LOCK_FLAGS) -o docs/requirements.lock
+	  --override lock-overrides.txt --constraint requirements.lock --custom-compile-command "make lock" --quiet \
+	  $(LOCK_FLAGS) -o docs/requirements.lock
 	rm -rf .lockenv
 
 clean:

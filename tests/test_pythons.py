@@ -127,12 +127,17 @@ def test_install_and_grade(python, tmp_path):
     unreachable = {"UV_INDEX_URL": DEAD_INDEX} if python == PIP_FALLBACK else {}
     installed = make(copy, "install", f"PYTHON={interpreter}", env=unreachable)
     assert installed.returncode == 0, f"make install PYTHON={interpreter} failed:\n{installed.stdout}\n{installed.stderr}"
-    fell_back = "note: uv could not install -r requirements.lock; pip installs it instead"
+    fell_back = "note: uv could not install --no-deps -r requirements.lock; pip installs it instead"
     said = installed.stdout.splitlines()
-    assert "uv pip install -r requirements.lock" in said, "make install did not try uv first:\n" + installed.stdout
+    assert "uv pip install --no-deps -r requirements.lock" in said, "make install did not try uv first:\n" + installed.stdout
     assert (fell_back in said) == bool(unreachable), installed.stdout + installed.stderr
     venv_python = describe(copy / ".venv" / "bin" / "python")
     assert venv_python == describe(interpreter), f"the venv runs {venv_python}, not {interpreter}"
+
+    # The venv is the lock, and no more: what lock-overrides.txt leaves out is not there.
+    left_out = subprocess.run([str(copy / ".venv" / "bin" / "python"), "-c", LEFT_OUT_CODE],
+                              capture_output=True, text=True, timeout=120)
+    assert left_out.stdout.split() == [], left_out.stdout + left_out.stderr
 
     # A later `make` without PYTHON keeps the venv and its Python; nothing is installed again.
     again = make(copy, "install")
@@ -149,6 +154,22 @@ def test_install_and_grade(python, tmp_path):
 
     code, blank, stderr = posenc_check(copy, copy / "release" / "posenc" / "exercises.ipynb")
     assert code == 1 and blank and blank["score"] == 0 and blank["max_score"] == scores["max_score"], (code, blank, stderr)
+
+
+#: Prints what of lock-overrides.txt's packages is installed or imported by reading a notebook: nothing, or a
+#: second of CPU more in every nbgrader command.
+LEFT_OUT_CODE = ("import importlib.util, sys, nbformat, nbgrader.apps\n"
+                 "print(*[m for m in ('rfc3987_syntax', 'lark') if m in sys.modules or importlib.util.find_spec(m)])")
+
+
+def test_the_locks_leave_out_what_lock_overrides_names_and_reading_a_notebook_builds_no_grammar():
+    overrides = (ROOT / "lock-overrides.txt").read_text()
+    assert 'rfc3987-syntax ; sys_platform == "never"' in overrides
+    for lock in ("requirements.lock", "docs/requirements.lock"):
+        pins = [line for line in (ROOT / lock).read_text().splitlines() if line.startswith(("rfc3987-syntax", "lark"))]
+        assert pins and all(line.endswith("; sys_platform == 'never'") for line in pins), (lock, pins)
+    shown = subprocess.run([sys.executable, "-c", LEFT_OUT_CODE], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and shown.stdout.split() == [], shown.stdout + shown.stderr
 
 
 OLD = next((str(path) for version in ("3.9", "3.8", "3.7") for path in candidates(version)
