@@ -191,20 +191,24 @@ def answer_text(request_text, namespace, ask_judge=None):
 
 
 TARGET = "hardened_grading_judge"
+SERVED = "hardened_grading_agent"  #: the kernel object's attribute that holds :func:`main` once served
 
 
 def serve(namespace):
     """Answer the judge's requests over a comm: a round trip costs a third of running a cell.
 
     A request that passes a function of the tests goes through :func:`main` instead: only a
-    running cell can ask the judge for its result (over stdin).
+    running cell can ask the judge for its result (over stdin). The kernel keeps :func:`main` as its
+    attribute :data:`SERVED`, so that such a cell is one short line, not this file again.
     """
     def open_comm(comm, open_message):
         @comm.on_msg
         def receive(message):
             comm.send({"reply": answer_text(message["content"]["data"]["request"], namespace)})
 
-    get_ipython().kernel.comm_manager.register_target(TARGET, open_comm)  # noqa: F821  (the kernel's)
+    kernel = get_ipython().kernel  # noqa: F821  (the kernel's)
+    kernel.comm_manager.register_target(TARGET, open_comm)
+    setattr(kernel, SERVED, main)  # a request run as a cell calls it, without this file sent again
 
 
 def main(request_text, namespace):

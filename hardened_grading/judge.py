@@ -63,8 +63,11 @@ def _agent_code(call):
             "del __hardened_grading_agent__\n")
 
 
-def kernel_code(request):
-    """The code that carries out `request` in the kernel (a cell run without history)."""
+def kernel_code(request, served=False):
+    """The code that carries out `request` in the kernel (a cell run without history): the agent's
+    source and the call, or, where the agent was `served` (:data:`SERVE_CODE`), the call alone."""
+    if served:
+        return f"getattr(get_ipython().kernel, {agent.SERVED!r})({json.dumps(request)!r}, globals())\n"
     return _agent_code(f"['main']({json.dumps(request)!r}, globals())")
 
 

@@ -113,8 +113,9 @@ class KernelLink:
             return await self._ask_by_running_a_cell(request, run)
         return await self._ask_by_comm(request, run)
 
-    async def _ask_by_comm(self, request, run):
-        """Send the request over the agent's comm (opened on first use in each kernel)."""
+    async def _serve(self, run):
+        """Run the agent in the current kernel and open its comm, once per kernel; return (kernel
+        client, comm id)."""
         kc = self._client.kc
         if self._comm is None or self._comm[0] is not kc:
             await self._run(judge.SERVE_CODE, run)
@@ -122,7 +123,12 @@ class KernelLink:
             kc.shell_channel.send(kc.session.msg(
                 "comm_open", {"comm_id": comm_id, "target_name": judge.agent.TARGET, "data": {}}))
             self._comm = (kc, comm_id)
-        comm_id, request_id = self._comm[1], uuid.uuid4().hex
+        return self._comm
+
+    async def _ask_by_comm(self, request, run):
+        """Send the request over the agent's comm (opened on first use in each kernel)."""
+        kc, comm_id = await self._serve(run)
+        request_id = uuid.uuid4().hex
         message = kc.session.msg("comm_msg", {"comm_id": comm_id,
                                               "data": {"request": json.dumps({**request, "id": request_id})}})
         kc.shell_channel.send(message)
@@ -147,15 +153,21 @@ class KernelLink:
     async def _ask_by_running_a_cell(self, request, run):
         """Run the request as a cell; while it runs, the submission's function may call a function
         of the tests: the kernel asks for it over stdin, and ``run.answer_callback`` runs it here."""
-        kc = self._client.kc
-        callbacks = asyncio.ensure_future(self._answer_input_requests(kc, run.answer_callback))
-        kc.allow_stdin = True
-        try:
-            outputs = await self._run(judge.kernel_code(request), run)
-        finally:
-            callbacks.cancel()
-            kc.allow_stdin = False
-        replies = [o.data[judge.agent.MIME] for o in outputs if judge.agent.MIME in o.get("data", {})]
+        kc, _ = await self._serve(run)
+        replies, outputs = [], []
+        # The served agent, called in one short line; if the submission's code took it away (it could), the
+        # agent's whole source again. A reply comes back either way: the agent answers whatever the call does.
+        for served in (True, False):
+            callbacks = asyncio.ensure_future(self._answer_input_requests(kc, run.answer_callback))
+            kc.allow_stdin = True
+            try:
+                outputs = await self._run(judge.kernel_code(request, served=served), run)
+            finally:
+                callbacks.cancel()
+                kc.allow_stdin = False
+            replies = [o.data[judge.agent.MIME] for o in outputs if judge.agent.MIME in o.get("data", {})]
+            if replies:
+                break
         if not replies:
             errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
             raise judge.StudentError("the grading kernel could not run the submission's code "

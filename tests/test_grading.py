@@ -283,6 +283,9 @@ CLASS = [
                                    "get_ipython().input_transformers_cleanup.append(\n"
                                    "    lambda lines: [] if any('check_' in line for line in lines) else lines)",
                                    TWO_WRONG), loses=some("ex03", "ex05")),
+    # The kernel's agent, once served, answers a request that passes a function of the tests (ex10's
+    # shift_invariance_gap) in one short cell; a submission that takes it away gets it sent again.
+    Student("tamper-agent", prefixed("ex10_shift_invariance_gap", "get_ipython().kernel.hardened_grading_agent = None")),
 
     # Files that are not notebooks, a notebook of another assignment, and a renamed notebook.
     *(Student(name, raw(content), loses=ALL, says="could not be graded as sent", logs=reason)
