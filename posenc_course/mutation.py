@@ -15,6 +15,11 @@ A mutant is a reference function with one small change, of the kinds mutation-te
 The change is made in the function's source text, at the place the AST points to, so the mutant keeps
 its layout and comments and its diff is one line. Nothing inside a ``raise`` statement is changed: an
 error's message is not graded.
+
+:func:`dropped_guards` makes a mutant of another kind, *guard*: one input check of the contract taken out
+(an ``if`` that only raises ValueError, made ``pass``): the answer of a student who forgot that check.
+The tests catch it only if they try an input that the rest of the function accepts, not one that numpy's
+own ValueError (a shape that does not broadcast) turns away for them (``tests/test_input_checks.py``).
 """
 
 import ast
@@ -214,4 +219,26 @@ def all_mutants(exercises=None):
             continue
         for name in names:
             found += mutants_of(getattr(posenc_solutions, name), exercise)
+    return found
+
+
+def dropped_guards(function, exercise):
+    """Every mutant of `function` with one input check taken out: a statement ``if ...: raise
+    ValueError(...)`` (with no ``else``) replaced by ``pass``."""
+    source = inspect.getsource(function)
+    first_line = inspect.getsourcelines(function)[1]
+    lines = source.splitlines(True)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.If) and not node.orelse
+                and all(isinstance(statement, ast.Raise) for statement in node.body)):
+            continue
+        raised = node.body[0].exc
+        if getattr(getattr(raised, "func", raised), "id", None) != "ValueError":
+            continue
+        first = lines[node.lineno - 1]
+        indent = first[:len(first) - len(first.lstrip())]
+        mutated = "".join(lines[:node.lineno - 1] + [f"{indent}pass\n"] + lines[node.end_lineno:])
+        found.append(Mutant(exercise, function.__name__, function.__module__, "guard", first_line + node.lineno - 1,
+                            first.rstrip("\n"), f"{indent}pass", mutated))
     return found

@@ -122,6 +122,8 @@ def mean_attention_distance(weights, query_positions, key_positions):
 ''',
         "t5_relative_bias": '''
 def t5_relative_bias(bias_table, query_positions, key_positions, bidirectional=True, max_distance=128):
+    if np.ndim(bias_table) != 2:
+        raise ValueError("bias_table must be (H, num_buckets)")
     # ex03's relative_position_matrix is query - key; T5 wants key - query
     buckets = t5_relative_position_bucket(-relative_position_matrix(query_positions, key_positions),
                                           bidirectional, np.shape(bias_table)[1], max_distance)

@@ -250,6 +250,11 @@ def relative_logits_skewed(q, rel_keys):
 ''',
     "transformer_xl_relative_encodings": '''
 def transformer_xl_relative_encodings(key_length, d_model):
+    import operator
+    try:
+        key_length, d_model = operator.index(key_length), operator.index(d_model)
+    except TypeError:
+        raise ValueError("sizes must be integers")
     if key_length < 1 or d_model < 2 or d_model % 2:
         raise ValueError("bad sizes")
     out = np.zeros((key_length, d_model))
@@ -400,7 +405,7 @@ def permute_for_half_split(weight, num_heads):
     "packed_position_ids": '''
 def packed_position_ids(document_lengths):
     n = np.asarray(document_lengths)
-    if n.ndim != 1 or n.size == 0 or np.any(n < 1):
+    if n.ndim != 1 or n.size == 0 or np.any(n < 1) or np.any(n % 1 != 0):
         raise ValueError("bad")
     n = n.astype(np.int64)
     steps = np.ones(n.sum(), dtype=np.int64)
@@ -423,6 +428,8 @@ def sliding_window_positions(num_tokens, window):
 ''',
     "attention_sink_positions": '''
 def attention_sink_positions(num_tokens, cache_size, num_sinks):
+    if any(x % 1 != 0 for x in (num_tokens, cache_size, num_sinks)):
+        raise ValueError("not integers")
     if cache_size < 1 or num_sinks < 0 or num_sinks >= cache_size or num_tokens < 0:
         raise ValueError("bad")
     allpos = np.arange(num_tokens)

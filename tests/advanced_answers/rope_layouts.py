@@ -249,8 +249,9 @@ def permute_for_half_split(weight, num_heads):
     # a cumulative count that drops back at each document start
     "packed_position_ids": '''
 def packed_position_ids(document_lengths):
-    lengths = [int(n) for n in np.asarray(document_lengths).reshape(-1)]
-    if np.ndim(document_lengths) != 1 or not lengths or min(lengths) < 1:
+    given = list(np.asarray(document_lengths).reshape(-1))
+    lengths = [int(n) for n in given]
+    if np.ndim(document_lengths) != 1 or not lengths or min(lengths) < 1 or lengths != given:
         raise ValueError("document_lengths must be a non-empty 1-D list of lengths >= 1")
     ids = []
     for n in lengths:
@@ -261,8 +262,8 @@ def packed_position_ids(document_lengths):
     "packed_causal_mask": '''
 def packed_causal_mask(document_lengths):
     lengths = np.asarray(document_lengths)
-    if lengths.ndim != 1 or lengths.size == 0 or (lengths < 1).any():
-        raise ValueError("document_lengths must be a non-empty 1-D list of lengths >= 1")
+    if lengths.ndim != 1 or lengths.size == 0 or (lengths < 1).any() or (lengths != np.trunc(lengths)).any():
+        raise ValueError("document_lengths must be a non-empty 1-D list of whole lengths >= 1")
     starts = np.cumsum(lengths) - lengths
     total = int(lengths.sum())
     mask = np.zeros((total, total), dtype=bool)
@@ -287,6 +288,8 @@ def sliding_window_positions(num_tokens, window):
 def attention_sink_positions(num_tokens, cache_size, num_sinks):
     if cache_size < 1 or num_sinks < 0 or num_tokens < 0 or num_sinks >= cache_size:
         raise ValueError("need cache_size >= 1, 0 <= num_sinks < cache_size, num_tokens >= 0")
+    if int(cache_size) != cache_size or int(num_sinks) != num_sinks or int(num_tokens) != num_tokens:
+        raise ValueError("the sizes must be whole numbers")
     sinks = list(range(min(int(num_sinks), int(num_tokens))))
     recent_size = int(cache_size) - int(num_sinks)
     recent = [i for i in range(len(sinks), int(num_tokens))][-recent_size:]
