@@ -252,6 +252,23 @@ def masked_softmax(logits, mask):
     total = e.sum(axis=-1, keepdims=True)
     return e / np.where(total > 0, total, 1.0)
 ''')
+# A large negative number for the mask instead of -inf: weights near 0, but not exactly 0 whatever the logits.
+wrong("mask_adds_minus_1e9", "ex07", "masked_softmax", '''
+def masked_softmax(logits, mask):
+    logits = np.asarray(logits, dtype=float)
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), np.broadcast_shapes(np.shape(logits), np.shape(mask)))
+    z = logits + np.where(mask, 0.0, -1e9)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return np.where(mask.any(axis=-1, keepdims=True), e / e.sum(axis=-1, keepdims=True), 0.0)
+''')
+wrong("mask_puts_minus_1e30", "ex07", "masked_softmax", '''
+def masked_softmax(logits, mask):
+    logits = np.asarray(logits, dtype=float)
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), np.broadcast_shapes(np.shape(logits), np.shape(mask)))
+    z = np.where(mask, logits, -1e30)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return np.where(mask.any(axis=-1, keepdims=True), e / e.sum(axis=-1, keepdims=True), 0.0)
+''')
 wrong("bias_after_softmax", "ex07", "alibi_attention", '''
 def alibi_attention(scores, slopes, query_positions, key_positions, causal=True):
     q, k = np.asarray(query_positions), np.asarray(key_positions)
