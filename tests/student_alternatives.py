@@ -108,6 +108,18 @@ def t5_relative_position_bucket(relative_position, bidirectional=True, num_bucke
     return relative_buckets
 ''',
     },
+    # The mask as Hugging Face applies it: the dtype's most negative number, not -inf. Exact 0 for any finite logit.
+    "hf_finfo_min_mask": {
+        "masked_softmax": '''
+def masked_softmax(logits, mask):
+    logits = np.asarray(logits, dtype=float)
+    mask = np.asarray(mask, dtype=bool)
+    scores = logits + np.where(mask, 0.0, np.finfo(logits.dtype).min)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return np.where(np.broadcast_to(mask, weights.shape).any(axis=-1, keepdims=True), weights, 0.0)
+''',
+    },
     "reuses_earlier_functions": {
         "alibi_attention": '''
 def alibi_attention(scores, slopes, query_positions, key_positions, causal=True):
