@@ -422,7 +422,7 @@ def packed_causal_mask(document_lengths):
 ''',
     "sliding_window_positions": '''
 def sliding_window_positions(num_tokens, window):
-    if window < 1 or num_tokens < 0:
+    if window < 1 or num_tokens < 0 or window % 1 or num_tokens % 1:
         raise ValueError("bad")
     return np.arange(num_tokens, dtype=np.int64)[-window:] if num_tokens else np.arange(0, dtype=np.int64)
 ''',

@@ -278,6 +278,8 @@ def packed_causal_mask(document_lengths):
 def sliding_window_positions(num_tokens, window):
     if window < 1 or num_tokens < 0:
         raise ValueError("window must be >= 1 and num_tokens >= 0")
+    if int(window) != window or int(num_tokens) != num_tokens:
+        raise ValueError("window and num_tokens must be whole numbers")
     slots = {}
     for i in range(int(num_tokens)):
         slots[i % int(window)] = i
