@@ -2,6 +2,32 @@
 limit, the skew trick): each WRONG entry is a mistake students make and must lose points in its own
 exercise only; each ALTERNATIVES entry is a differently written correct answer and must pass."""
 
+def _masks_with_a_number(masked):
+    """shaw_attention, right but for its causal mask: the logits `masked` (an expression of the logits e and
+    the positions i) give the future keys a large negative number, not -inf."""
+    return f'''
+def shaw_attention(q, k, v, rel_keys, rel_values, causal=False):
+    q, k, v = np.asarray(q, float), np.asarray(k, float), np.asarray(v, float)
+    rel_keys, rel_values = np.asarray(rel_keys, float), np.asarray(rel_values, float)
+    if q.ndim < 2 or q.shape != k.shape or v.shape[:-1] != k.shape[:-1]:
+        raise ValueError("shapes")
+    if rel_keys.ndim != 2 or rel_keys.shape[0] % 2 == 0 or rel_keys.shape[1] != q.shape[-1]:
+        raise ValueError("rel_keys")
+    if rel_values.ndim != 2 or rel_values.shape[0] % 2 == 0 or rel_values.shape[1] != v.shape[-1]:
+        raise ValueError("rel_values")
+    L, K, KV = q.shape[-2], rel_keys.shape[0] // 2, rel_values.shape[0] // 2
+    i = np.arange(L)
+    a = rel_keys[K + np.clip(i[:, None] - i[None, :], -K, K)]
+    av = rel_values[KV + np.clip(i[:, None] - i[None, :], -KV, KV)]
+    e = (q @ np.swapaxes(k, -1, -2) + np.einsum("...id,ijd->...ij", q, a)) / np.sqrt(q.shape[-1])
+    if causal:
+        e = {masked}  # a large negative number, not -inf
+    w = np.exp(e - e.max(axis=-1, keepdims=True))
+    w = w / w.sum(axis=-1, keepdims=True)
+    return w @ v + np.einsum("...ij,ijd->...id", w, av)
+'''
+
+
 WRONG = {  # label: (exercise, {function_name: code})
     "vectors_paper_sign": ("ex01", {"shaw_relative_vectors": '''
 def shaw_relative_vectors(table, query_positions, key_positions):
@@ -104,48 +130,10 @@ def shaw_attention(q, k, v, rel_keys, rel_values, causal=False):
         w = w * (i[:, None] >= i[None, :])       # masked after the softmax: rows no longer sum to 1
     return w @ v + np.einsum("...ij,ijd->...id", w, av)
 '''}),
-    "attention_mask_adds_minus_1e9": ("ex01", {"shaw_attention": '''
-def shaw_attention(q, k, v, rel_keys, rel_values, causal=False):
-    q, k, v = np.asarray(q, float), np.asarray(k, float), np.asarray(v, float)
-    rel_keys, rel_values = np.asarray(rel_keys, float), np.asarray(rel_values, float)
-    if q.ndim < 2 or q.shape != k.shape or v.shape[:-1] != k.shape[:-1]:
-        raise ValueError("shapes")
-    if rel_keys.ndim != 2 or rel_keys.shape[0] % 2 == 0 or rel_keys.shape[1] != q.shape[-1]:
-        raise ValueError("rel_keys")
-    if rel_values.ndim != 2 or rel_values.shape[0] % 2 == 0 or rel_values.shape[1] != v.shape[-1]:
-        raise ValueError("rel_values")
-    L, K, KV = q.shape[-2], rel_keys.shape[0] // 2, rel_values.shape[0] // 2
-    i = np.arange(L)
-    a = rel_keys[K + np.clip(i[:, None] - i[None, :], -K, K)]
-    av = rel_values[KV + np.clip(i[:, None] - i[None, :], -KV, KV)]
-    e = (q @ np.swapaxes(k, -1, -2) + np.einsum("...id,ijd->...ij", q, a)) / np.sqrt(q.shape[-1])
-    if causal:
-        e = e + np.where(i[:, None] >= i[None, :], 0.0, -1e9)  # a large negative number, not -inf
-    w = np.exp(e - e.max(axis=-1, keepdims=True))
-    w = w / w.sum(axis=-1, keepdims=True)
-    return w @ v + np.einsum("...ij,ijd->...id", w, av)
-'''}),
-    "attention_mask_puts_minus_1e30": ("ex01", {"shaw_attention": '''
-def shaw_attention(q, k, v, rel_keys, rel_values, causal=False):
-    q, k, v = np.asarray(q, float), np.asarray(k, float), np.asarray(v, float)
-    rel_keys, rel_values = np.asarray(rel_keys, float), np.asarray(rel_values, float)
-    if q.ndim < 2 or q.shape != k.shape or v.shape[:-1] != k.shape[:-1]:
-        raise ValueError("shapes")
-    if rel_keys.ndim != 2 or rel_keys.shape[0] % 2 == 0 or rel_keys.shape[1] != q.shape[-1]:
-        raise ValueError("rel_keys")
-    if rel_values.ndim != 2 or rel_values.shape[0] % 2 == 0 or rel_values.shape[1] != v.shape[-1]:
-        raise ValueError("rel_values")
-    L, K, KV = q.shape[-2], rel_keys.shape[0] // 2, rel_values.shape[0] // 2
-    i = np.arange(L)
-    a = rel_keys[K + np.clip(i[:, None] - i[None, :], -K, K)]
-    av = rel_values[KV + np.clip(i[:, None] - i[None, :], -KV, KV)]
-    e = (q @ np.swapaxes(k, -1, -2) + np.einsum("...id,ijd->...ij", q, a)) / np.sqrt(q.shape[-1])
-    if causal:
-        e = np.where(i[:, None] >= i[None, :], e, -1e30)  # a large negative number, not -inf
-    w = np.exp(e - e.max(axis=-1, keepdims=True))
-    w = w / w.sum(axis=-1, keepdims=True)
-    return w @ v + np.einsum("...ij,ijd->...id", w, av)
-'''}),
+    "attention_mask_adds_minus_1e9": ("ex01", {"shaw_attention": _masks_with_a_number(
+        "e + np.where(i[:, None] >= i[None, :], 0.0, -1e9)")}),
+    "attention_mask_puts_minus_1e30": ("ex01", {"shaw_attention": _masks_with_a_number(
+        "np.where(i[:, None] >= i[None, :], e, -1e30)")}),
     "attention_unstable_softmax": ("ex01", {"shaw_attention": '''
 def shaw_attention(q, k, v, rel_keys, rel_values, causal=False):
     q, k, v = np.asarray(q, float), np.asarray(k, float), np.asarray(v, float)
