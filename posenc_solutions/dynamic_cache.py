@@ -139,7 +139,8 @@ def stale_keys(num_tokens, prompt_len, original_max_position):
     .. math::
         \max(\ell_t, L) \ne \max(N, L)
 
-    None is stale while the sequence fits in ``L``; the last token's key is never stale.
+    None is stale while the sequence fits in ``L``; the last token's key is never stale. (The key at
+    position 0 turns by 0 radians whatever the frequencies: it may be stale and still right.)
 
     Parameters
     ----------
