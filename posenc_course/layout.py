@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 ASSIGNMENT = "posenc"  #: the graded assignment, the course's core
 ADVANCED = "posenc-advanced"  #: the second graded assignment, for students who finished the first
-GRADED = (ASSIGNMENT, ADVANCED)  #: every graded assignment, in the order students take them
+CURRENT = "posenc-current"  #: the third: the position schemes that 2025-2026 models ship
+GRADED = (ASSIGNMENT, ADVANCED, CURRENT)  #: every graded assignment, in the order students take them
 NOTEBOOK_ID = "exercises"  #: the one notebook of each graded assignment, as nbgrader names it
 NOTEBOOK = f"{NOTEBOOK_ID}.ipynb"
 

@@ -42,11 +42,12 @@ import nbformat
 import posenc_solutions
 
 from . import dryrun
-from .layout import ADVANCED, ASSIGNMENT, ROOT, source_notebook
+from .layout import ADVANCED, ASSIGNMENT, CURRENT, ROOT, source_notebook
 #: spec -> source notebook, one per nbgrader assignment
 NOTEBOOKS = {
     ROOT / "authoring" / "exercises.md": source_notebook(ASSIGNMENT),
     ROOT / "authoring" / "advanced.md": source_notebook(ADVANCED),
+    ROOT / "authoring" / "current.md": source_notebook(CURRENT),
     ROOT / "authoring" / "theory.md": ROOT / "source" / "theory" / "theory.ipynb",
 }
 

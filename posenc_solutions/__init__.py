@@ -90,3 +90,22 @@ ADVANCED_EXERCISES = {
 
 __all__ = [name for table in (EXERCISES, ADVANCED_EXERCISES) for names in table.values() for name in names] + [
     "EXERCISES", "ADVANCED_EXERCISES"]
+
+
+# The third assignment, posenc-current: the position schemes that 2025-2026 models ship.
+from .rope_config import rope_parameters_from_config, llama3_frequency_bands
+from .longrope import longrope_attention_factor, longrope_inv_freq
+from .dynamic_cache import rotation_lengths, cached_keys, stale_keys
+from .partial_rotary import apply_partial_rotary, apply_proportional_rope
+from .deepseek_yarn import yarn_mscale, deepseek_yarn_scales
+
+#: The third assignment's functions (``posenc-current``), grouped by exercise.
+CURRENT_EXERCISES = {
+    "ex01": ("rope_parameters_from_config", "llama3_frequency_bands"),
+    "ex02": ("longrope_attention_factor", "longrope_inv_freq"),
+    "ex03": ("rotation_lengths", "cached_keys", "stale_keys"),
+    "ex04": ("apply_partial_rotary", "apply_proportional_rope"),
+    "ex05": ("yarn_mscale", "deepseek_yarn_scales"),
+}
+
+__all__ += [name for names in CURRENT_EXERCISES.values() for name in names] + ["CURRENT_EXERCISES"]

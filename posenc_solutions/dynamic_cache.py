@@ -15,16 +15,6 @@ The rotation is the half-split (``rotate_half``) layout of HF's Llama: pair ``t`
 import numpy as np
 
 
-def _check_lengths(num_tokens, prompt_len):
-    for name, value in (("num_tokens", num_tokens), ("prompt_len", prompt_len)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
-    if num_tokens < 1:
-        raise ValueError(f"num_tokens must be >= 1, got {num_tokens}")
-    if not 1 <= prompt_len <= num_tokens:
-        raise ValueError(f"prompt_len must be in [1, num_tokens] = [1, {num_tokens}], got {prompt_len}")
-
-
 def rotation_lengths(num_tokens, prompt_len):
     r"""The sequence length each cached key was rotated for: ``P`` for the prompt, ``t + 1`` after it.
 
@@ -57,7 +47,13 @@ def rotation_lengths(num_tokens, prompt_len):
     >>> rotation_lengths(6, 3).tolist()
     [3, 3, 3, 4, 5, 6]
     """
-    _check_lengths(num_tokens, prompt_len)
+    for name, value in (("num_tokens", num_tokens), ("prompt_len", prompt_len)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if num_tokens < 1:
+        raise ValueError(f"num_tokens must be >= 1, got {num_tokens}")
+    if not 1 <= prompt_len <= num_tokens:
+        raise ValueError(f"prompt_len must be in [1, num_tokens] = [1, {num_tokens}], got {prompt_len}")
     positions = np.arange(int(num_tokens), dtype=np.int64)
     return np.maximum(positions + 1, int(prompt_len))
 
@@ -112,7 +108,11 @@ def cached_keys(keys, prompt_len, inv_freq_for_length):
     num_tokens, dim = keys.shape[-2], keys.shape[-1]
     if dim % 2:
         raise ValueError(f"the head dimension d must be even, got {dim}")
-    lengths = rotation_lengths(num_tokens, prompt_len)
+    if isinstance(prompt_len, (bool, np.bool_)) or not isinstance(prompt_len, (int, np.integer)):
+        raise ValueError(f"prompt_len must be an integer, got {prompt_len!r}")
+    if not 1 <= prompt_len <= num_tokens:
+        raise ValueError(f"prompt_len must be in [1, N] = [1, {num_tokens}], got {prompt_len}")
+    lengths = np.maximum(np.arange(1, num_tokens + 1), int(prompt_len))  # as rotation_lengths
     half = dim // 2
     inv_freqs = {}
     for length in np.unique(lengths).tolist():
@@ -167,9 +167,15 @@ def stale_keys(num_tokens, prompt_len, original_max_position):
     >>> stale_keys(6, 3, 8).tolist()
     [False, False, False, False, False, False]
     """
-    _check_lengths(num_tokens, prompt_len)
+    for name, value in (("num_tokens", num_tokens), ("prompt_len", prompt_len)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if num_tokens < 1:
+        raise ValueError(f"num_tokens must be >= 1, got {num_tokens}")
+    if not 1 <= prompt_len <= num_tokens:
+        raise ValueError(f"prompt_len must be in [1, num_tokens] = [1, {num_tokens}], got {prompt_len}")
     if (isinstance(original_max_position, (bool, np.bool_))
             or not isinstance(original_max_position, (int, np.integer)) or original_max_position < 1):
         raise ValueError(f"original_max_position must be an integer >= 1, got {original_max_position!r}")
-    lengths = np.maximum(rotation_lengths(num_tokens, prompt_len), int(original_max_position))
-    return lengths != max(int(num_tokens), int(original_max_position))
+    lengths = np.maximum(np.arange(1, int(num_tokens) + 1), int(prompt_len))  # as rotation_lengths
+    return np.maximum(lengths, int(original_max_position)) != max(int(num_tokens), int(original_max_position))

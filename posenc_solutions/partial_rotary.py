@@ -15,31 +15,6 @@ Both are checked against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
 import numpy as np
 
 
-def _check_rotation_input(x, positions):
-    x = np.asarray(x)
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., L, d), got shape {x.shape}")
-    length = x.shape[-2]
-    positions = np.asarray(positions, dtype=np.float64)
-    if positions.shape != (length,):
-        raise ValueError(f"positions must have shape (L,) = ({length},), got {positions.shape}")
-    return x, positions
-
-
-def _check_fraction(partial_rotary_factor):
-    if isinstance(partial_rotary_factor, (bool, np.bool_)) or not 0 < partial_rotary_factor <= 1:
-        raise ValueError(f"partial_rotary_factor must be in (0, 1], got {partial_rotary_factor!r}")
-
-
-def _rotate_half_split(x, angles):
-    """Turn pairs (j, j + n/2) of the last axis of x (size n) by angles (L, n/2)."""
-    half = x.shape[-1] // 2
-    dtype = np.result_type(x, 1.0)
-    cos, sin = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
-    first, second = x[..., :half], x[..., half:]
-    return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)
-
-
 def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
     r"""RoPE on the first ``r = int(d * p)`` dimensions of each head, as GPT-NeoX and Phi do.
 
@@ -80,16 +55,26 @@ def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
     >>> print(np.round(apply_partial_rotary([[1.0, 0.0, 5.0, 7.0]], [np.pi / 2], 0.5), 4))
     [[0. 1. 5. 7.]]
     """
-    x, positions = _check_rotation_input(x, positions)
-    _check_fraction(partial_rotary_factor)
-    dim = x.shape[-1]
+    x = np.asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., L, d), got shape {x.shape}")
+    length, dim = x.shape[-2], x.shape[-1]
+    positions = np.asarray(positions, dtype=np.float64)
+    if positions.shape != (length,):
+        raise ValueError(f"positions must have shape (L,) = ({length},), got {positions.shape}")
+    if isinstance(partial_rotary_factor, (bool, np.bool_)) or not 0 < partial_rotary_factor <= 1:
+        raise ValueError(f"partial_rotary_factor must be in (0, 1], got {partial_rotary_factor!r}")
     rotary_dim = int(dim * partial_rotary_factor)
     if rotary_dim < 2 or rotary_dim % 2:
         raise ValueError(f"int(d * partial_rotary_factor) = int({dim} * {partial_rotary_factor!r}) = {rotary_dim}: "
                          "the rotated dimensions must be an even number >= 2")
-    theta = float(base) ** (-np.arange(0, rotary_dim, 2) / rotary_dim)
-    rotated = _rotate_half_split(x[..., :rotary_dim], positions[:, None] * theta)
-    return np.concatenate([rotated, x[..., rotary_dim:].astype(rotated.dtype)], axis=-1)
+    half = rotary_dim // 2
+    angles = positions[:, None] * float(base) ** (-np.arange(0, rotary_dim, 2) / rotary_dim)
+    dtype = np.result_type(x, 1.0)
+    cos, sin = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    first, second = x[..., :half], x[..., half:rotary_dim]
+    return np.concatenate([first * cos - second * sin, second * cos + first * sin,
+                           x[..., rotary_dim:].astype(dtype)], axis=-1)
 
 
 def apply_proportional_rope(x, positions, partial_rotary_factor, base=10000.0):
@@ -131,12 +116,23 @@ def apply_proportional_rope(x, positions, partial_rotary_factor, base=10000.0):
     >>> print(np.round(apply_proportional_rope([[1.0, 5.0, 0.0, 7.0]], [np.pi / 2], 0.5), 4))
     [[0. 5. 1. 7.]]
     """
-    x, positions = _check_rotation_input(x, positions)
-    _check_fraction(partial_rotary_factor)
-    dim = x.shape[-1]
+    x = np.asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., L, d), got shape {x.shape}")
+    length, dim = x.shape[-2], x.shape[-1]
+    positions = np.asarray(positions, dtype=np.float64)
+    if positions.shape != (length,):
+        raise ValueError(f"positions must have shape (L,) = ({length},), got {positions.shape}")
+    if isinstance(partial_rotary_factor, (bool, np.bool_)) or not 0 < partial_rotary_factor <= 1:
+        raise ValueError(f"partial_rotary_factor must be in (0, 1], got {partial_rotary_factor!r}")
     if dim % 2:
         raise ValueError(f"the head dimension d must be even, got {dim}")
     turning = int(partial_rotary_factor * dim // 2)
-    theta = np.zeros(dim // 2)
+    half = dim // 2
+    theta = np.zeros(half)
     theta[:turning] = float(base) ** (-np.arange(0, 2 * turning, 2) / dim)
-    return _rotate_half_split(x, positions[:, None] * theta)
+    angles = positions[:, None] * theta
+    dtype = np.result_type(x, 1.0)
+    cos, sin = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    first, second = x[..., :half], x[..., half:]
+    return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)

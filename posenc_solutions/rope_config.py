@@ -26,9 +26,6 @@ ROPE_TYPES = {
     "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
 }
 
-#: The types whose pretraining length HF moves into ``rope_parameters`` (``standardize_rope_params``).
-_NEED_ORIGINAL_LENGTH = ("llama3", "yarn", "longrope")
-
 
 def rope_parameters_from_config(config):
     r"""The RoPE settings of a ``config.json``, in transformers 5's one spelling.
@@ -86,12 +83,13 @@ def rope_parameters_from_config(config):
         raise ValueError(f"the config's rope_scaling or rope_parameters must be a dict, got {settings!r}")
     settings = dict(settings)
     settings.setdefault("rope_type", settings.get("type", "default"))
-    if settings["rope_type"] not in ROPE_TYPES:
-        raise ValueError(f"rope_type must be one of {sorted(ROPE_TYPES)}, got {settings['rope_type']!r}")
+    known = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
+    if settings["rope_type"] not in known:
+        raise ValueError(f"rope_type must be one of {', '.join(known)}; got {settings['rope_type']!r}")
     settings.setdefault("rope_theta", config.get("rope_theta", 10000.0))
     if "partial_rotary_factor" in config:
         settings.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
-    if settings["rope_type"] in _NEED_ORIGINAL_LENGTH:
+    if settings["rope_type"] in ("llama3", "yarn", "longrope"):  # they need the pretraining length
         if "original_max_position_embeddings" in config:
             settings["original_max_position_embeddings"] = config["original_max_position_embeddings"]
         elif "original_max_position_embeddings" not in settings:
