@@ -109,3 +109,8 @@ CURRENT_EXERCISES = {
 }
 
 __all__ += [name for names in CURRENT_EXERCISES.values() for name in names] + ["CURRENT_EXERCISES"]
+from .layer_plans import (gemma3_layer_types, gemma3_layer_inv_freq, irope_uses_rope, chunked_causal_mask,
+                          nope_attention_scale)
+from .mrope import mrope_position_ids, apply_mrope
+from .swin_v2 import swin_v2_relative_coords_table, swin_v2_position_bias
+from .tiled_attention import online_softmax_update, tiled_biased_attention, alibi_tile_bias

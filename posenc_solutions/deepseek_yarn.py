@@ -106,11 +106,14 @@ def deepseek_yarn_scales(factor, mscale, mscale_all_dim, qk_head_dim):
             raise ValueError(f"{name} must be >= 0 or None, got {value!r}")
     if isinstance(qk_head_dim, bool) or int(qk_head_dim) != qk_head_dim or qk_head_dim < 1:
         raise ValueError(f"qk_head_dim must be an integer >= 1, got {qk_head_dim!r}")
+    def mu(m):  # yarn_mscale(factor, m)
+        return 0.1 * m * math.log(factor) + 1.0 if factor > 1 else 1.0
+
     if mscale and mscale_all_dim:
-        cos_sin_factor = yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all_dim)
+        cos_sin_factor = mu(mscale) / mu(mscale_all_dim)
     else:
-        cos_sin_factor = yarn_mscale(factor)
+        cos_sin_factor = mu(1.0)
     softmax_scale = qk_head_dim ** -0.5
     if mscale_all_dim:
-        softmax_scale *= yarn_mscale(factor, mscale_all_dim) ** 2
+        softmax_scale *= mu(mscale_all_dim) ** 2
     return float(cos_sin_factor), float(softmax_scale)

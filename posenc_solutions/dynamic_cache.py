@@ -50,10 +50,8 @@ def rotation_lengths(num_tokens, prompt_len):
     for name, value in (("num_tokens", num_tokens), ("prompt_len", prompt_len)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise ValueError(f"{name} must be an integer, got {value!r}")
-    if num_tokens < 1:
-        raise ValueError(f"num_tokens must be >= 1, got {num_tokens}")
-    if not 1 <= prompt_len <= num_tokens:
-        raise ValueError(f"prompt_len must be in [1, num_tokens] = [1, {num_tokens}], got {prompt_len}")
+    if not 1 <= prompt_len <= num_tokens:  # so num_tokens >= 1 too
+        raise ValueError(f"need 1 <= prompt_len <= num_tokens, got prompt_len={prompt_len}, num_tokens={num_tokens}")
     positions = np.arange(int(num_tokens), dtype=np.int64)
     return np.maximum(positions + 1, int(prompt_len))
 
@@ -170,10 +168,8 @@ def stale_keys(num_tokens, prompt_len, original_max_position):
     for name, value in (("num_tokens", num_tokens), ("prompt_len", prompt_len)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise ValueError(f"{name} must be an integer, got {value!r}")
-    if num_tokens < 1:
-        raise ValueError(f"num_tokens must be >= 1, got {num_tokens}")
-    if not 1 <= prompt_len <= num_tokens:
-        raise ValueError(f"prompt_len must be in [1, num_tokens] = [1, {num_tokens}], got {prompt_len}")
+    if not 1 <= prompt_len <= num_tokens:  # so num_tokens >= 1 too
+        raise ValueError(f"need 1 <= prompt_len <= num_tokens, got prompt_len={prompt_len}, num_tokens={num_tokens}")
     if (isinstance(original_max_position, (bool, np.bool_))
             or not isinstance(original_max_position, (int, np.integer)) or original_max_position < 1):
         raise ValueError(f"original_max_position must be an integer >= 1, got {original_max_position!r}")

@@ -142,8 +142,8 @@ def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_po
         raise ValueError(f"factor must be > 0, got {factor!r}")
     if seq_len is not None and not seq_len >= 1:
         raise ValueError(f"seq_len must be None or >= 1, got {seq_len!r}")
-    if attention_factor is None:
-        attention_factor = longrope_attention_factor(factor, original_max_position)
+    if attention_factor is None:  # as longrope_attention_factor
+        attention_factor = math.sqrt(1 + math.log(factor) / math.log(original_max_position)) if factor > 1 else 1.0
     elif not attention_factor > 0:
         raise ValueError(f"attention_factor must be > 0, got {attention_factor!r}")
     chosen = factors["long_factor" if seq_len is not None and seq_len > original_max_position else "short_factor"]

@@ -3,7 +3,7 @@
 A student who forgets a check that the contract lists (``ValueError`` if the widths differ, ...) writes a
 function that raises nothing where it should, or raises numpy's own ValueError on some inputs and not on
 others: a width-1 table broadcasts, one position broadcasts over L, a float window side is rounded. For each
-such check of the reference solutions, of both graded assignments, the check is taken out
+such check of the reference solutions, of every graded assignment, the check is taken out
 (:func:`posenc_course.mutation.dropped_guards`) and the notebook's own test cells, hidden ones included, are
 judged against the result in this process (:func:`posenc_course.dryrun.run_against_reference`, the real
 judge): a test cell of the function's exercise must fail.
@@ -22,11 +22,12 @@ import pytest
 
 import posenc_solutions
 from posenc_course.dryrun import run_against_reference
-from posenc_course.layout import ADVANCED, ASSIGNMENT, source_notebook
+from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, source_notebook
 from posenc_course.mutation import dropped_guards
 from posenc_course.submissions import find_function_cell, replace_function
 
-TABLES = {ASSIGNMENT: posenc_solutions.EXERCISES, ADVANCED: posenc_solutions.ADVANCED_EXERCISES}
+TABLES = {ASSIGNMENT: posenc_solutions.EXERCISES, ADVANCED: posenc_solutions.ADVANCED_EXERCISES,
+          CURRENT: posenc_solutions.CURRENT_EXERCISES}
 
 #: ``{(assignment, mutant name): the reference's line that raises ValueError for every input the check rejects}``
 CAUGHT_BY_THE_NEXT_LINE = {
@@ -64,7 +65,7 @@ def surviving_dropped_checks(assignment):
     return survivors
 
 
-@pytest.mark.parametrize("assignment", [ASSIGNMENT, ADVANCED])
+@pytest.mark.parametrize("assignment", [ASSIGNMENT, ADVANCED, CURRENT])
 def test_an_answer_that_leaves_out_an_input_check_of_the_contract_loses_points(assignment):
     survivors = set(surviving_dropped_checks(assignment))
     listed = {name for where, name in CAUGHT_BY_THE_NEXT_LINE if where == assignment}

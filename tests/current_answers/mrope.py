@@ -1,0 +1,3 @@
+"""posenc-current: wrong and alternative answers (to be written)."""
+
+WRONG, WRONG_CONCEPTS, ALTERNATIVES = {}, {}, {}
