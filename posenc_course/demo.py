@@ -7,7 +7,7 @@ as before it: nbgrader refuses to change an assignment's cells once its gradeboo
 it, and the demo's submissions are in ``demo/gradebook.db``.
 
 ``demo/`` is made afresh on each run (it holds the demo's output only; a file ``.posenc-demo`` marks it).
-In it, for each graded assignment, ``posenc`` (the core) and ``posenc-advanced`` (the second one):
+In it, for each graded assignment, ``posenc`` (the core), ``posenc-advanced`` and ``posenc-current``:
 
 1. ``nbgrader generate_assignment`` (and ``theory``, the ungraded companion): the student versions in
    ``demo/release/``;
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from . import class_report, report
 from .course import run_nbgrader
-from .layout import ADVANCED, ASSIGNMENT, GRADED, ROOT, release_notebook, source_notebook
+from .layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, ROOT, release_notebook, source_notebook
 from .submissions import make_submission, reference_answers, write_submission
 
 #: The demo's course directory, and the file that marks it as the demo's (so that it may be made afresh).
@@ -100,12 +100,61 @@ def shaw_attention(q, k, v, rel_keys, rel_values, causal=False):
 
 ADVANCED_MISTAKES = {"swin_relative_position_index": SWIN_HEIGHT_STRIDE, "shaw_attention": SHAW_MASK_AFTER_SOFTMAX}
 
+# posenc-current: LongRoPE switching to the long factors at L tokens already (>= for >), and the first-dimensions
+# partial rotary with the whole head's frequencies b^(-2t/d) instead of the rotated part's b^(-2t/r).
+LONGROPE_SWITCH_AT_L = '''
+def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_position, max_position,
+                      seq_len, *, factor=None, attention_factor=None):
+    if isinstance(head_dim, bool) or head_dim != int(head_dim) or head_dim < 2 or head_dim % 2 or base <= 0:
+        raise ValueError("head_dim must be an even integer >= 2 and base > 0")
+    short_factor, long_factor = np.asarray(short_factor, float), np.asarray(long_factor, float)
+    for f in (short_factor, long_factor):
+        if f.shape != (head_dim // 2,) or np.any(f <= 0):
+            raise ValueError("each factor list must have head_dim // 2 entries > 0")
+    if isinstance(original_max_position, bool) or original_max_position != int(original_max_position) \\
+            or original_max_position < 2:
+        raise ValueError("original_max_position must be an integer >= 2")
+    if factor is None:
+        if max_position is None or max_position < 1:
+            raise ValueError("max_position must be >= 1, or factor given")
+        factor = max_position / original_max_position
+    if factor <= 0 or (seq_len is not None and seq_len < 1) or (attention_factor is not None and attention_factor <= 0):
+        raise ValueError("factor and attention_factor must be > 0, seq_len >= 1")
+    if attention_factor is None:
+        attention_factor = math.sqrt(1 + math.log(factor) / math.log(original_max_position)) if factor > 1 else 1.0
+    chosen = long_factor if seq_len is not None and seq_len >= original_max_position else short_factor
+    return 1.0 / (chosen * base ** (np.arange(0, head_dim, 2) / head_dim)), float(attention_factor)
+'''
+
+PARTIAL_WITH_HEAD_FREQUENCIES = '''
+def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
+    x = np.asarray(x, dtype=float)
+    if x.ndim < 2:
+        raise ValueError("x must have shape (..., L, d)")
+    positions = np.asarray(positions, dtype=float)
+    if positions.shape != (x.shape[-2],):
+        raise ValueError("positions must have shape (L,)")
+    if isinstance(partial_rotary_factor, bool) or not 0 < partial_rotary_factor <= 1:
+        raise ValueError("partial_rotary_factor must be in (0, 1]")
+    d = x.shape[-1]
+    r = int(d * partial_rotary_factor)
+    if r < 2 or r % 2:
+        raise ValueError("int(d * p) must be even and >= 2")
+    angles = positions[:, None] * base ** (-np.arange(0, r, 2) / d)
+    a, b = x[..., :r // 2], x[..., r // 2:r]
+    return np.concatenate([a * np.cos(angles) - b * np.sin(angles), b * np.cos(angles) + a * np.sin(angles),
+                           x[..., r:]], axis=-1)
+'''
+
 #: Per assignment: the demo-mistakes student's functions, and what they get wrong.
 MISTAKES = {
     ASSIGNMENT: ({"apply_rope": HALF_SPLIT_ROPE, "masked_softmax": MASK_AFTER_SOFTMAX},
                  "apply_rope in the half-split layout (ex05), masked_softmax masking after the softmax (ex07)"),
     ADVANCED: (ADVANCED_MISTAKES, "shaw_attention masking after the softmax (ex01), Swin's index strided by "
                                   "the window's height instead of its width (ex05)"),
+    CURRENT: ({"longrope_inv_freq": LONGROPE_SWITCH_AT_L, "apply_partial_rotary": PARTIAL_WITH_HEAD_FREQUENCIES},
+              "LongRoPE's long factors from L tokens on instead of after L (ex02), partial rotary with the whole "
+              "head's frequencies (ex04)"),
 }
 
 
@@ -179,7 +228,7 @@ def main():
         grade(course, assignment)
     nbgrader(course, "export", "--to=grades.csv")
     print(f"""
-Where things are (A is posenc, the core, or posenc-advanced), in the demo's own course folder:
+Where things are (A is posenc, the core, posenc-advanced or posenc-current), in the demo's own course folder:
   demo/release/A/exercises.ipynb                 the graded exercises, as this course's release/ has them
   demo/release/theory/theory.ipynb               the companion theory notebook, with figures
   demo/autograded/STUDENT/A/exercises.ipynb      the executed, graded notebooks
@@ -187,7 +236,7 @@ Where things are (A is posenc, the core, or posenc-advanced), in the demo's own 
                                                  points and failed checks first; no hidden test shown
   demo/gradebook.db, demo/grades.csv             the demo's gradebook, and every grade in it
   demo/reports/class_report.html                 each exercise's score distribution and most frequent
-  demo/reports/class_report-posenc-advanced.html failing checks, for posenc and for posenc-advanced
+  demo/reports/class_report-A.html              failing checks, for posenc-advanced and posenc-current
 The repository's own course (release/, gradebook.db) was not touched: make release works as before.
 Done in {time.perf_counter() - started:.0f} s.""")
 

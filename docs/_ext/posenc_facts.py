@@ -67,7 +67,8 @@ def functions_by_exercise(assignment):
     """``{"ex01": (function names), ...}`` of a graded assignment, as ``posenc_solutions`` lists them."""
     import posenc_solutions
 
-    return posenc_solutions.EXERCISES if assignment == "posenc" else posenc_solutions.ADVANCED_EXERCISES
+    return {"posenc": posenc_solutions.EXERCISES, "posenc-advanced": posenc_solutions.ADVANCED_EXERCISES,
+            "posenc-current": posenc_solutions.CURRENT_EXERCISES}[assignment]
 
 
 def functions(assignment):
@@ -130,7 +131,7 @@ def _number(value):
 
 def _facts():
     facts = {}
-    for key, assignment in (("posenc", "posenc"), ("advanced", "posenc-advanced")):
+    for key, assignment in (("posenc", "posenc"), ("advanced", "posenc-advanced"), ("current", "posenc-current")):
         facts[f"{key}.exercises"] = Fact(lambda a=assignment: exercises(a),
                                          (rf"\b(?:{_number(exercises(assignment))}|{word(exercises(assignment))})\s+(?:[\w-]+\s+)?exercises\b",))
         facts[f"{key}.exercises.word"] = Fact(lambda a=assignment: word(exercises(a)))
