@@ -23,7 +23,7 @@ venv_install = if [ "$(INSTALLER)" = uv ] && [ -x $(BIN)/uv ]; then echo "uv pip
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install docs test test-fast test-tools demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade grade-slurm bench-slurm postgresql slurm FORCE
+.PHONY: install docs test test-fast test-tools hf-env hf-lock demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade grade-slurm bench-slurm postgresql slurm FORCE
 
 install: $(STAMP)
 
@@ -119,17 +119,51 @@ docs: $(DOCS_STAMP)
 # CI's .ci/run) brings them.
 test-tools: chromium postgresql slurm
 
+# The test-only environment of tests/test_hf_agreement.py (docs/maintainers/testing.md): Hugging Face transformers and
+# CPU torch, pinned in tests/hf/requirements.lock, in a venv of its own, HF_VENV, kept out of the course's dependencies.
+# Made with HF_PYTHON (torch's CPU wheel here is for CPython 3.11 only), again from nothing when the lock changes.
+# `make test` makes it; where it cannot (no HF_PYTHON, no network), it says so in a line and the suite still runs:
+# those tests then fail, and say how to make it.
+HF_PYTHON ?= python3.11
+HF_VENV   := .venv-hf
+HF_STAMP  := $(HF_VENV)/.installed
+HF_LOCK   := tests/hf/requirements.lock
+# Where pip finds torch's CPU wheel (torch-2.13.0+cpu): pip's own find-links (PIP_FIND_LINKS, or pip config), which uv
+# does not read, so they are given to uv too. Elsewhere: make hf-env HF_FIND_LINKS=https://download.pytorch.org/whl/cpu/torch/
+HF_FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(HF_PYTHON) -m pip config get global.find-links 2>/dev/null))
+
+hf-env: $(HF_STAMP)
+
+# venv_install, into HF_VENV: uv (the course venv's, when there is one) or pip.
+$(HF_STAMP): UV_INSTALL = $(BIN)/uv pip install --quiet --python $(HF_VENV)/bin/python --compile-bytecode \
+  $(addprefix --find-links ,$(HF_FIND_LINKS))
+$(HF_STAMP): PIP_INSTALL = $(HF_VENV)/bin/python -m pip install --quiet --disable-pip-version-check
+$(HF_STAMP): $(HF_LOCK)
+	@rm -rf $(HF_VENV); echo "making $(HF_VENV) with $(HF_PYTHON), from $(HF_LOCK)"; \
+	if ! $(HF_PYTHON) -m venv $(HF_VENV) >/dev/null 2>&1; then rm -rf $(HF_VENV); \
+	  echo "warning: no $(HF_VENV): $(HF_PYTHON) cannot make a venv (give a CPython 3.11: make hf-env HF_PYTHON=/path/to/python3.11); tests/test_hf_agreement.py will fail"; \
+	elif ! { $(call venv_install,--no-deps -r $(HF_LOCK)); }; then rm -rf $(HF_VENV); \
+	  echo "warning: no $(HF_VENV): $(HF_LOCK) could not be installed (no network? torch's CPU wheel not found?); tests/test_hf_agreement.py will fail"; \
+	else touch $@; fi
+
+# Refresh tests/hf/requirements.lock after changing tests/hf/requirements.in (for CPython 3.11 on x86-64 Linux, where
+# torch's CPU wheel is); `make hf-lock LOCK_FLAGS=--upgrade` moves every unpinned package to its newest version.
+hf-lock: $(STAMP)
+	@[ -x $(BIN)/uv ] || $(PIP_INSTALL) uv==$(UV_VERSION)
+	$(BIN)/uv pip compile tests/hf/requirements.in --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+	  $(addprefix --find-links ,$(HF_FIND_LINKS)) --custom-compile-command "make hf-lock" --quiet $(LOCK_FLAGS) -o $(HF_LOCK)
+
 # The suite runs on TEST_WORKERS pytest-xdist workers, a module to a worker (tests/conftest.py), the heaviest
 # modules first. Much of a grading test waits on kernels, timeouts and servers: one worker more than the
 # cores, which on 2 cores was faster than two per core (docs/maintainers/testing.md). All in one process: make test TEST_WORKERS=0
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 
-test: $(STAMP) $(DOCS_STAMP) test-tools
+test: $(STAMP) $(DOCS_STAMP) test-tools hf-env
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # The fast tier (tests/conftest.py: TIERS): everything but real grading runs, the browser, every Python
 # and PostgreSQL. For a developer's edit-test loop; `make test` (CI) runs every tier.
-test-fast: $(STAMP) $(DOCS_STAMP)
+test-fast: $(STAMP) $(DOCS_STAMP) hf-env
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not pythons and not postgres and not slurm"
 
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
@@ -160,7 +194,7 @@ notebook: $(STAMP)
 # each assignment). If nbgrader refuses (this course's gradebook has submissions of an assignment whose
 # cells changed), the old release is put back and it says what to do (posenc_course/generate.py).
 release: notebook
-	$(BIN)/python -m posenc_course.generate posenc posenc-advanced theory
+	$(BIN)/python -m posenc_course.generate posenc posenc-advanced posenc-current theory
 
 # Mutation testing of the notebook's tests (posenc_course/mutants.py): every one-change mutant of the
 # reference solutions, graded by nbgrader autograde, mutants of different exercises in one submission. MUTANTS_FLAGS=--sample 40
@@ -195,4 +229,4 @@ lock:
 	rm -rf .lockenv
 
 clean:
-	rm -rf $(VENV) .lockenv .pytest_cache .hypothesis .benchmarks
+	rm -rf $(VENV) $(HF_VENV) .lockenv .pytest_cache .hypothesis .benchmarks

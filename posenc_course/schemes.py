@@ -9,7 +9,7 @@ exists.
 
 from dataclasses import dataclass
 
-from .layout import ADVANCED, ASSIGNMENT
+from .layout import ADVANCED, ASSIGNMENT, CURRENT
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,15 @@ SCHEMES = (
            "Rotary embeddings rotate queries and keys by their positions, so that a score depends only on the "
            "offset; and the two checkpoint layouts that ship it.",
            (5, 16), ((ASSIGNMENT, 5), (ASSIGNMENT, 6), (ADVANCED, 7))),
+    Scheme("rope-variants", "RoPE as current models ship it",
+           "Reading a config.json's RoPE settings, partial and proportional rotary (which dimensions turn), and "
+           "M-RoPE's three rows of position ids for text and images.",
+           (20,), ((CURRENT, 1), (CURRENT, 4))),
     Scheme("rope-scaling", "Scaling RoPE for long context",
-           "Position interpolation, NTK-aware and dynamic scaling, YaRN and Llama 3's wavelength bands: how a "
-           "model trained on a short context reads a longer one.",
-           (7, 15), ((ADVANCED, 6),)),
+           "Position interpolation, NTK-aware and dynamic scaling, YaRN, Llama 3's wavelength bands, LongRoPE and "
+           "DeepSeek's YaRN temperature: how a model trained on a short context reads a longer one, and what a KV "
+           "cache holds when the frequencies change with the length.",
+           (7, 15, 18, 19), ((ADVANCED, 6), (CURRENT, 2), (CURRENT, 3), (CURRENT, 5))),
     Scheme("alibi", "ALiBi",
            "A per-head linear penalty on distance, added to the scores before the softmax, with no position "
            "vectors at all.",

@@ -32,7 +32,10 @@ from hardened_grading.feedback import (HIDDEN_MESSAGES, WITHHELD, FeedbackSummar
                                     full_messages, what_was_tried)
 from posenc_course.layout import GRADED, exercise_of, grade_id, is_answer_cell, is_test_cell, release_notebook, source_notebook
 
-from . import advanced_answers, wrong_solutions
+from . import advanced_answers, current_answers, wrong_solutions
+
+#: Each graded assignment's tables of wrong answers (tests/wrong_solutions.py and the packages of the later ones).
+ANSWER_TABLES = {"posenc": wrong_solutions, "posenc-advanced": advanced_answers, "posenc-current": current_answers}
 
 CONCEPT = re.compile(r"^(ex\d\d_\w+)_answer$")
 
@@ -121,7 +124,7 @@ def assert_no_answer_in(texts, assignment, context):
 
 def wrong_concepts(assignment):
     """``{name: a wrong answer}``: the test tables' realistic ones, else one made from the reference."""
-    tables = wrong_solutions.WRONG_CONCEPTS if assignment == "posenc" else advanced_answers.WRONG_CONCEPTS
+    tables = ANSWER_TABLES[assignment].WRONG_CONCEPTS
     wrong = {}
     for _, codes in tables.values():
         for code in codes.values():
@@ -143,7 +146,7 @@ def wrong_concepts(assignment):
 
 def wrong_functions(assignment):
     """``{function: code}``: the first realistic mistake of each function in the test tables."""
-    table = wrong_solutions.WRONG if assignment == "posenc" else advanced_answers.WRONG
+    table = ANSWER_TABLES[assignment].WRONG
     functions = {}
     for _, codes in table.values():
         for name, code in codes.items():
@@ -424,7 +427,7 @@ def judge_concept(assignment, name, value):
 
 @pytest.mark.parametrize("assignment", GRADED)
 def test_every_wrong_concept_answer_of_the_grading_tables_fails_and_the_reference_passes(assignment):
-    tables = wrong_solutions.WRONG_CONCEPTS if assignment == "posenc" else advanced_answers.WRONG_CONCEPTS
+    tables = ANSWER_TABLES[assignment].WRONG_CONCEPTS
     answers = concept_answers(assignment)
     for label, (_, codes) in tables.items():
         for code in codes.values():

@@ -13,11 +13,14 @@ from posenc_course import ROOT
 RELEASE = ROOT / "release" / "theory" / "theory.ipynb"
 
 #: Chapters 1 to 10 follow the first assignment (posenc); from 11 on, the part "Advanced: the second
-#: assignment" follows posenc-advanced, one idea per chapter and at least one figure each.
+#: assignment" follows posenc-advanced, then from 18 on the part "Current: the third assignment" follows
+#: posenc-current, one idea per chapter and at least one figure each.
 FIRST_ADVANCED_CHAPTER = 11
 ADVANCED_CHAPTERS = 7
-#: Figures of the advanced part (11 to 17), on top of the first part's minimum of 10.
-ADVANCED_FIGURES = 11
+FIRST_CURRENT_CHAPTER = FIRST_ADVANCED_CHAPTER + ADVANCED_CHAPTERS
+CURRENT_CHAPTERS = 4
+#: Figures of the later parts (11 to 21), on top of the first part's minimum of 10.
+ADVANCED_FIGURES = 11 + CURRENT_CHAPTERS
 
 
 @pytest.fixture(scope="module")
@@ -72,24 +75,26 @@ def test_its_chapters_are_numbered_from_one_without_gaps():
     assert all(re.match(r"## [1-9]\d*\. \S", h) for h in found), found
     expected = [f"## {n}" for n in range(1, len(found) + 1)]
     assert [h.split(".")[0] for h in found] == expected, found
-    assert len(found) >= FIRST_ADVANCED_CHAPTER - 1 + ADVANCED_CHAPTERS, found
+    assert len(found) >= FIRST_CURRENT_CHAPTER - 1 + CURRENT_CHAPTERS, found
 
 
-def test_the_advanced_part_is_marked_between_chapter_10_and_11():
+@pytest.mark.parametrize("title, first", [("# Advanced: the second assignment", FIRST_ADVANCED_CHAPTER),
+                                          ("# Current: the third assignment", FIRST_CURRENT_CHAPTER)])
+def test_each_later_part_is_marked_before_its_first_chapter(title, first):
     notebook = nbformat.read(str(RELEASE), as_version=4)
     lines = [line for cell in notebook.cells if cell.cell_type == "markdown"
              for line in cell.source.splitlines() if line.startswith(("# ", "## "))]
-    part = [n for n, line in enumerate(lines) if line.startswith("# Advanced: the second assignment")]
+    part = [n for n, line in enumerate(lines) if line.startswith(title)]
     assert len(part) == 1, lines
-    assert lines[part[0] - 1].startswith(f"## {FIRST_ADVANCED_CHAPTER - 1}."), lines
-    assert lines[part[0] + 1].startswith(f"## {FIRST_ADVANCED_CHAPTER}."), lines
+    assert lines[part[0] - 1].startswith(f"## {first - 1}."), lines
+    assert lines[part[0] + 1].startswith(f"## {first}."), lines
 
 
 def test_every_advanced_chapter_has_a_figure(executed):
     chapters = chapter_of_cell(executed)
     with_figures = {chapters[index] for index, _ in figure_cells(executed)}
     advanced = set(range(FIRST_ADVANCED_CHAPTER, len(chapter_headings(executed)) + 1))
-    assert len(advanced) >= ADVANCED_CHAPTERS, sorted(advanced)
+    assert len(advanced) >= ADVANCED_CHAPTERS + CURRENT_CHAPTERS, sorted(advanced)
     assert advanced <= with_figures, sorted(advanced - with_figures)
 
 

@@ -29,8 +29,6 @@ WRONG = {  # label: (exercise, {function_name: code})
     "settings_ignore_old_type": ("ex01", _changed(
         "rope_parameters_from_config", 'settings.setdefault("rope_type", settings.get("type", "default"))',
         'settings.setdefault("rope_type", "default")')),
-    "settings_modify_config": ("ex01", _changed(
-        "rope_parameters_from_config", "settings = dict(settings)\n", "")),
     "settings_inner_length_wins": ("ex01", _changed(
         "rope_parameters_from_config",
         'if "original_max_position_embeddings" in config:\n'
@@ -208,7 +206,7 @@ WRONG_CONCEPTS = {  # label: (exercise, {answer cell grade_id: code})
     "divided_counts_blended": ("ex01", {"ex01_divided_pairs_answer": "ex01_divided_pairs = 17"}),
     "switch_both_long": ("ex02", {"ex02_switch_answer": 'ex02_switch = "long, long"'}),
     "stale_none": ("ex03", {"ex03_stale_count_answer": "ex03_stale_count = 0"}),
-    "stale_all": ("ex03", {"ex03_stale_count_answer": "ex03_stale_count = 4097"}),
+    "stale_all": ("ex03", {"ex03_stale_count_answer": "ex03_stale_count = 3101"}),
     "last_rotated_first_dims": ("ex04", {"ex04_last_rotated_answer": "ex04_last_rotated = 127"}),
     "logit_factor_once": ("ex05", {"ex05_logit_factor_answer": "ex05_logit_factor = 1.369"}),
 }
