@@ -45,16 +45,18 @@ SCHEMES = (
            "shift.",
            (13,), ((ADVANCED, 4),)),
     Scheme("swin", "Swin's 2-D relative bias",
-           "Relative position for image windows: a table over 2-D offsets and the index that reads it.",
-           (14,), ((ADVANCED, 5),)),
+           "Relative position for image windows: a table over 2-D offsets and the index that reads it, and Swin "
+           "V2's small network over log-spaced offsets that replaced the table.",
+           (14,), ((ADVANCED, 5), (CURRENT, 8))),
     Scheme("rope", "RoPE",
            "Rotary embeddings rotate queries and keys by their positions, so that a score depends only on the "
            "offset; and the two checkpoint layouts that ship it.",
            (5, 16), ((ASSIGNMENT, 5), (ASSIGNMENT, 6), (ADVANCED, 7))),
     Scheme("rope-variants", "RoPE as current models ship it",
-           "Reading a config.json's RoPE settings, partial and proportional rotary (which dimensions turn), and "
-           "M-RoPE's three rows of position ids for text and images.",
-           (20,), ((CURRENT, 1), (CURRENT, 4))),
+           "Reading a config.json's RoPE settings, partial and proportional rotary (which dimensions turn), "
+           "per-layer schemes (Gemma 3's two bases, Llama 4's NoPE layers and chunks), and M-RoPE's three rows of "
+           "position ids for text and images.",
+           (20,), ((CURRENT, 1), (CURRENT, 4), (CURRENT, 6), (CURRENT, 7))),
     Scheme("rope-scaling", "Scaling RoPE for long context",
            "Position interpolation, NTK-aware and dynamic scaling, YaRN, Llama 3's wavelength bands, LongRoPE and "
            "DeepSeek's YaRN temperature: how a model trained on a short context reads a longer one, and what a KV "
@@ -62,8 +64,8 @@ SCHEMES = (
            (7, 15, 18, 19), ((ADVANCED, 6), (CURRENT, 2), (CURRENT, 3), (CURRENT, 5))),
     Scheme("alibi", "ALiBi",
            "A per-head linear penalty on distance, added to the scores before the softmax, with no position "
-           "vectors at all.",
-           (6,), ((ASSIGNMENT, 7),)),
+           "vectors at all; and how fast kernels add it tile by tile, never building the whole bias.",
+           (6, 21), ((ASSIGNMENT, 7), (CURRENT, 9))),
     Scheme("position-ids", "Position ids: padding, KV caches and serving",
            "Which position each token gets when a batch is padded, when decoding one token at a time from a "
            "cache, and in packed batches, sliding windows and attention sinks.",

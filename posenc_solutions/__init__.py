@@ -106,8 +106,10 @@ CURRENT_EXERCISES = {
     "ex03": ("rotation_lengths", "cached_keys", "stale_keys"),
     "ex04": ("apply_partial_rotary", "apply_proportional_rope"),
     "ex05": ("yarn_mscale", "deepseek_yarn_scales"),
+    "ex06": ("gemma3_layer_types", "gemma3_layer_inv_freq", "chunked_causal_mask", "nope_attention_scale"),
     "ex07": ("mrope_position_ids", "apply_mrope"),
     "ex08": ("swin_v2_relative_coords_table", "swin_v2_position_bias"),
+    "ex09": ("online_softmax_update", "alibi_tile_bias", "tiled_biased_attention"),
 }
 
 __all__ += [name for names in CURRENT_EXERCISES.values() for name in names] + ["CURRENT_EXERCISES"]
