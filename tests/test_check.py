@@ -96,22 +96,24 @@ def test_files_that_cannot_be_graded_exit_2_with_a_reason(tmp_path, content, rea
     assert reason in result.stderr, result.stderr
 
 
-def test_a_notebook_of_the_advanced_assignment_is_recognised_and_graded(tmp_path):
-    """posenc-check tells the assignments apart by the notebook's cells: the advanced reference gets
-    full marks against posenc-advanced's own hidden tests, and one wrong function loses points in
-    its exercise only."""
-    from posenc_course.layout import ADVANCED, points_per_exercise, release_notebook, source_notebook
+@pytest.mark.parametrize("assignment", ["posenc-advanced", "posenc-current"])
+def test_a_notebook_of_a_later_assignment_is_recognised_and_graded(assignment, tmp_path):
+    """posenc-check tells the assignments apart by the notebook's cells: the later assignment's reference gets
+    full marks against that assignment's own hidden tests, and one wrong function loses points in its exercise
+    only."""
+    from posenc_course.layout import points_per_exercise, release_notebook, source_notebook
 
-    from .advanced_answers import WRONG as ADVANCED_WRONG
+    from . import advanced_answers, current_answers
 
-    maxima = points_per_exercise(nbformat.read(source_notebook(ADVANCED), as_version=4))
-    answers = reference_answers(source_notebook(ADVANCED))
-    label, (exercise, functions) = next(iter(ADVANCED_WRONG.items()))
+    tables = {"posenc-advanced": advanced_answers, "posenc-current": current_answers}
+    maxima = points_per_exercise(nbformat.read(source_notebook(assignment), as_version=4))
+    answers = reference_answers(source_notebook(assignment))
+    label, (exercise, functions) = next(iter(tables[assignment].WRONG.items()))
     for name, wrong in (("reference", {}), (label, functions)):
         path = tmp_path / f"{name}.ipynb"
-        nbformat.write(make_submission(answers, wrong, release_notebook=release_notebook(ADVANCED)), str(path))
+        nbformat.write(make_submission(answers, wrong, release_notebook=release_notebook(assignment)), str(path))
         result = posenc_check(path, "--json")
-        assert f"the notebook of the assignment {ADVANCED}" in result.stderr, result.stderr
+        assert f"the notebook of the assignment {assignment}" in result.stderr, result.stderr
         scores = {ex: s["score"] for ex, s in json.loads(result.stdout)["exercises"].items()}
         assert set(scores) == set(maxima), scores
         for ex, maximum in maxima.items():
@@ -220,7 +222,7 @@ def progress_rows(text):
     return {line.split()[0]: line for line in text.splitlines() if line[:2] == "ex" and line[2].isdigit()}
 
 
-@pytest.mark.parametrize("assignment", ["posenc", "posenc-advanced"])
+@pytest.mark.parametrize("assignment", ["posenc", "posenc-advanced", "posenc-current"])
 def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
     from posenc_course.layout import points_per_exercise, release_notebook, source_notebook
 
@@ -254,8 +256,8 @@ def test_the_progress_cells_are_harmless_where_the_grader_runs_them():
     """The trusted judge runs the setup cells, the tracker and the progress cell included, in a plain
     Python process: they record nothing and raise nothing there."""
     from hardened_grading.judge import setup_namespace
-    from posenc_course.layout import ADVANCED, release_notebook
+    from posenc_course.layout import GRADED, release_notebook
 
-    for assignment in ("posenc", ADVANCED):
+    for assignment in GRADED:
         namespace = setup_namespace(nbformat.read(str(release_notebook(assignment)), as_version=4))
         assert callable(namespace["show_progress"]) and namespace.get("_posenc_ran") == {}
