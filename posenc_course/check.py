@@ -2,7 +2,7 @@
 
 It runs nbgrader's real autograde in a private, temporary course built from this
 repository's source notebooks, so the score is the one an instructor's grading gives. It grades
-either graded assignment (``posenc`` or ``posenc-advanced``): the notebook's cells say which.
+every graded assignment (``posenc``, ``posenc-advanced``, ``posenc-current``): the notebook's cells say which.
 
     posenc-check exercises.ipynb           # one line per exercise (points, or "not started"), at most
                                            # 3 failed checks under one that lost points, the total
@@ -203,7 +203,8 @@ def as_json(scores, checks, untouched=frozenset()):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="posenc-check", description="Grade your exercises.ipynb with the full hidden tests of the posenc course "
-                                          "(either assignment, posenc or posenc-advanced: its cells say which).")
+                                          "(any of its assignments, posenc, posenc-advanced or posenc-current: its "
+                                          "cells say which).")
     parser.add_argument("notebook", help="your copy of exercises.ipynb")
     parser.add_argument("--exercise", metavar="exNN", help="check this exercise only (ex03): its points and "
                                                                "every failed check; the exit code judges it alone")

@@ -103,10 +103,10 @@ def gemma3_layer_inv_freq(layer_type, head_dim, local_base, global_base, global_
 
     Examples
     --------
-    >>> print(gemma3_layer_inv_freq("sliding_attention", 4, 10000.0, 1e6, 8.0))
-    [1.   0.01]
-    >>> print(gemma3_layer_inv_freq("full_attention", 4, 10000.0, 1e6, 8.0))  # [1, 0.001] / 8
-    [0.125    0.000125]
+    >>> gemma3_layer_inv_freq("sliding_attention", 4, 10000.0, 1e6, 8.0).tolist()
+    [1.0, 0.01]
+    >>> gemma3_layer_inv_freq("full_attention", 4, 10000.0, 1e6, 8.0).tolist()  # [1, 0.001] / 8
+    [0.125, 0.000125]
     """
     if not isinstance(layer_type, str) or layer_type not in ("sliding_attention", "full_attention"):
         raise ValueError(f"layer_type must be 'sliding_attention' or 'full_attention', got "
@@ -261,8 +261,8 @@ def nope_attention_scale(positions, floor_scale, attn_scale):
 
     Examples
     --------
-    >>> print(np.round(nope_attention_scale([0, 2, 3, 7], 4, 0.1), 6))  # ln(1 + [0, 0, 1, 2])
-    [1.       1.       1.069315 1.109861]
+    >>> np.round(nope_attention_scale([0, 2, 3, 7], 4, 0.1), 6).tolist()  # ln(1 + [0, 0, 1, 2])
+    [1.0, 1.0, 1.069315, 1.109861]
     """
     for name, value in (("floor_scale", floor_scale), ("attn_scale", attn_scale)):
         if isinstance(value, (bool, np.bool_)) \

@@ -19,11 +19,12 @@ def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
     r"""RoPE on the first ``r = int(d * p)`` dimensions of each head, as GPT-NeoX and Phi do.
 
     The first ``r`` dimensions are a RoPE of dimension ``r`` in the half-split layout; the rest are
-    returned unchanged. For ``t = 0 .. r/2 - 1``, with ``theta_t = b^(-2t/r)``:
+    returned unchanged. For ``t = 0 .. r/2 - 1``, with ``theta_t = b^(-2t/r)`` and the token's position
+    ``m``:
 
     .. math::
-        x'_t = x_t \cos p\theta_t - x_{t + r/2} \sin p\theta_t, \qquad
-        x'_{t + r/2} = x_{t + r/2} \cos p\theta_t + x_t \sin p\theta_t, \qquad
+        x'_t = x_t \cos m\theta_t - x_{t + r/2} \sin m\theta_t, \qquad
+        x'_{t + r/2} = x_{t + r/2} \cos m\theta_t + x_t \sin m\theta_t, \qquad
         x'_j = x_j \;\; (j \ge r)
 
     Parameters
@@ -50,7 +51,8 @@ def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
 
     Examples
     --------
-    Half of a 4-dimensional head rotates: dimensions 0 and 1 are one pair, turning by ``p * 1``.
+    Half of a 4-dimensional head rotates: dimensions 0 and 1 are one pair, at position pi/2 turning by
+    pi/2 * theta_0 = pi/2.
 
     >>> print(np.round(apply_partial_rotary([[1.0, 0.0, 5.0, 7.0]], [np.pi / 2], 0.5), 4))
     [[0. 1. 5. 7.]]
