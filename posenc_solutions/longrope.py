@@ -104,8 +104,8 @@ def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_po
     ValueError
         If `head_dim` is not an even integer >= 2, ``base <= 0``, a factor list does not have shape
         ``(head_dim // 2,)`` or has an entry <= 0, ``original_max_position`` is not an integer >= 2,
-        `max_position` (or, without it, `factor`) is missing or not >= 1, `seq_len` is not None and
-        not >= 1, or a given `factor` or `attention_factor` is not > 0.
+        `factor` is not given and `max_position` is None or < 1, `seq_len` is not None and not >= 1,
+        or a given `factor` or `attention_factor` is not > 0.
 
     Examples
     --------
