@@ -5,14 +5,13 @@ tests/test_grading_current.py grades the same answers with nbgrader, in real ker
 seconds, and per answer, which one a change of the notebook's tests lets through.
 """
 
-import copy
 
 import nbformat
 import pytest
 
 from posenc_course.dryrun import run_against_reference
 from posenc_course.layout import CURRENT, exercise_of, source_notebook
-from posenc_course.submissions import find_function_cell, replace_function
+from posenc_course.submissions import make_submission
 from posenc_solutions import CURRENT_EXERCISES
 
 from .current_answers import ALTERNATIVES, WRONG, WRONG_CONCEPTS
@@ -21,22 +20,13 @@ SOURCE = nbformat.read(str(source_notebook(CURRENT)), as_version=4)
 
 
 def with_functions(functions):
-    """The source notebook with these functions' answer cells holding `functions` ({name: code})."""
-    notebook = copy.deepcopy(SOURCE)
-    for name, code in functions.items():
-        cell = find_function_cell(notebook, name)
-        cell.source = replace_function(cell.source, name, code)
-    return notebook
+    """The source notebook (its hidden tests included) with these functions' answer cells holding `functions`."""
+    return make_submission(functions=functions, release_notebook=source_notebook(CURRENT))
 
 
 def with_answers(cells):
     """The source notebook with these concept answer cells ({grade id: code}) replaced."""
-    notebook = copy.deepcopy(SOURCE)
-    for cell in notebook.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id in cells:
-            cell.source = cells[grade_id]
-    return notebook
+    return make_submission(answers=cells, release_notebook=source_notebook(CURRENT))
 
 
 def failing_exercises(notebook):

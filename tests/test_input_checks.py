@@ -14,9 +14,7 @@ contract says they reject with a ValueError of its own (a shape unpacked into tw
 other way of writing the function would accept, and the list is checked to be exactly the survivors.
 """
 
-import copy
 
-import nbformat
 import numpy as np
 import pytest
 
@@ -24,7 +22,7 @@ import posenc_solutions
 from posenc_course.dryrun import run_against_reference
 from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, source_notebook
 from posenc_course.mutation import dropped_guards
-from posenc_course.submissions import find_function_cell, replace_function
+from posenc_course.submissions import make_submission
 
 TABLES = {ASSIGNMENT: posenc_solutions.EXERCISES, ADVANCED: posenc_solutions.ADVANCED_EXERCISES,
           CURRENT: posenc_solutions.CURRENT_EXERCISES}
@@ -53,14 +51,13 @@ CAUGHT_BY_THE_NEXT_LINE = {
 
 def surviving_dropped_checks(assignment):
     """The names of the mutants of :func:`dropped_guards` that every test cell of their exercise passes."""
-    notebook = nbformat.read(str(source_notebook(assignment)), as_version=4)
     survivors = []
     for exercise, names in TABLES[assignment].items():
         for name in names:
             for mutant in dropped_guards(getattr(posenc_solutions, name), exercise):
-                changed = copy.deepcopy(notebook)
-                cell = find_function_cell(changed, name)
-                cell.source = replace_function(cell.source, name, mutant.source)
+                # the source notebook (its hidden tests included) with the mutant as the answer
+                changed = make_submission(functions={name: mutant.source},
+                                          release_notebook=source_notebook(assignment))
                 failed = [cell_id for cell_id, error in run_against_reference(changed).items()
                           if error is not None and cell_id.startswith(f"{exercise}_")]
                 if not failed:
