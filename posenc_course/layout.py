@@ -22,6 +22,14 @@ NOTEBOOK_ID = "exercises"  #: the one notebook of each graded assignment, as nbg
 NOTEBOOK = f"{NOTEBOOK_ID}.ipynb"
 
 
+def exercise_functions(assignment):
+    """``{"ex01": (function names), ...}`` of a graded `assignment`, as ``posenc_solutions`` lists them."""
+    import posenc_solutions
+
+    return {ASSIGNMENT: posenc_solutions.EXERCISES, ADVANCED: posenc_solutions.ADVANCED_EXERCISES,
+            CURRENT: posenc_solutions.CURRENT_EXERCISES}[assignment]
+
+
 def source_notebook(assignment=ASSIGNMENT, root=ROOT):
     """The instructor's notebook of a graded `assignment`, with solutions and hidden tests."""
     return Path(root) / "source" / assignment / NOTEBOOK

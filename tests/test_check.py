@@ -103,12 +103,11 @@ def test_a_notebook_of_a_later_assignment_is_recognised_and_graded(assignment, t
     only."""
     from posenc_course.layout import points_per_exercise, release_notebook, source_notebook
 
-    from . import advanced_answers, current_answers
+    from .test_leaks import ANSWER_TABLES
 
-    tables = {"posenc-advanced": advanced_answers, "posenc-current": current_answers}
     maxima = points_per_exercise(nbformat.read(source_notebook(assignment), as_version=4))
     answers = reference_answers(source_notebook(assignment))
-    label, (exercise, functions) = next(iter(tables[assignment].WRONG.items()))
+    label, (exercise, functions) = next(iter(ANSWER_TABLES[assignment].WRONG.items()))
     for name, wrong in (("reference", {}), (label, functions)):
         path = tmp_path / f"{name}.ipynb"
         nbformat.write(make_submission(answers, wrong, release_notebook=release_notebook(assignment)), str(path))

@@ -20,12 +20,10 @@ import pytest
 
 import posenc_solutions
 from posenc_course.dryrun import run_against_reference
-from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, source_notebook
+from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, exercise_functions, source_notebook
 from posenc_course.mutation import dropped_guards
 from posenc_course.submissions import make_submission
 
-TABLES = {ASSIGNMENT: posenc_solutions.EXERCISES, ADVANCED: posenc_solutions.ADVANCED_EXERCISES,
-          CURRENT: posenc_solutions.CURRENT_EXERCISES}
 
 #: ``{(assignment, mutant name): the reference's line that raises ValueError for every input the check rejects}``
 CAUGHT_BY_THE_NEXT_LINE = {
@@ -52,7 +50,7 @@ CAUGHT_BY_THE_NEXT_LINE = {
 def surviving_dropped_checks(assignment):
     """The names of the mutants of :func:`dropped_guards` that every test cell of their exercise passes."""
     survivors = []
-    for exercise, names in TABLES[assignment].items():
+    for exercise, names in exercise_functions(assignment).items():
         for name in names:
             for mutant in dropped_guards(getattr(posenc_solutions, name), exercise):
                 # the source notebook (its hidden tests included) with the mutant as the answer

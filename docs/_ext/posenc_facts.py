@@ -65,10 +65,7 @@ def test_cells(assignment):
 
 def functions_by_exercise(assignment):
     """``{"ex01": (function names), ...}`` of a graded assignment, as ``posenc_solutions`` lists them."""
-    import posenc_solutions
-
-    return {"posenc": posenc_solutions.EXERCISES, "posenc-advanced": posenc_solutions.ADVANCED_EXERCISES,
-            "posenc-current": posenc_solutions.CURRENT_EXERCISES}[assignment]
+    return _layout().exercise_functions(assignment)
 
 
 def functions(assignment):
