@@ -16,14 +16,15 @@ import numpy as np
 from .longrope import longrope_inv_freq
 from .rope_scaling import dynamic_ntk_inv_freq, linear_scaled_inv_freq, llama3_inv_freq, yarn_inv_freq
 
-#: The ``rope_type`` values this module reads, and the keys each needs in ``rope_parameters``.
+#: The ``rope_type`` values this module reads, and the keys each needs in ``rope_parameters`` beyond the pretraining
+#: length, which :func:`rope_parameters_from_config` always finds for the types that need it, or refuses.
 ROPE_TYPES = {
     "default": (),
     "linear": ("factor",),
     "dynamic": ("factor",),
-    "yarn": ("factor", "original_max_position_embeddings"),
-    "longrope": ("short_factor", "long_factor", "original_max_position_embeddings"),
-    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+    "yarn": (),  # factor: the settings', else max_position_embeddings / the pretraining length
+    "longrope": ("short_factor", "long_factor"),
+    "llama3": ("factor", "low_freq_factor", "high_freq_factor"),
 }
 
 
@@ -178,8 +179,7 @@ def inv_freq_from_config(config, seq_len=None):
     """
     settings = rope_parameters_from_config(config)
     rope_type = settings["rope_type"]
-    missing = [key for key in ROPE_TYPES[rope_type] if key not in settings and
-               not (rope_type == "yarn" and key == "factor" and "max_position_embeddings" in config)]
+    missing = [key for key in ROPE_TYPES[rope_type] if key not in settings]
     if missing:
         raise ValueError(f"rope_type {rope_type!r} needs {', '.join(missing)} in the config's rope settings")
     head_dim = head_dim_from_config(config)
@@ -204,6 +204,9 @@ def inv_freq_from_config(config, seq_len=None):
         original = settings["original_max_position_embeddings"]
         factor = settings.get("factor")
         if factor is None:
+            if "max_position_embeddings" not in config:
+                raise ValueError("rope_type 'yarn' needs factor in the config's rope settings, or "
+                                 "max_position_embeddings to compute it")
             factor = config["max_position_embeddings"] / original
         inv_freq, attention_factor = yarn_inv_freq(rotary_dim, base, factor, original,
                                                    settings.get("beta_fast") or 32.0,

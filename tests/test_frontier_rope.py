@@ -115,6 +115,9 @@ def test_config_dispatch_matches_the_rules():
     {"head_dim": 8, "rope_scaling": {"rope_type": "linear"}},
     {"head_dim": 8, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}},
     {"head_dim": 8, "max_position_embeddings": 9, "rope_scaling": {"rope_type": "yarn", "factor": 2.0, "mscale": 1.0}},
+    {"head_dim": 8, "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 4}},  # no factor at all
+    {"head_dim": 8, "rope_scaling": {"rope_type": "longrope", "short_factor": [1.0] * 4,
+                                     "original_max_position_embeddings": 4}},  # no long_factor
     {"head_dim": 8, "partial_rotary_factor": 0.25},  # 2 rotated dimensions: fine; 0.1 below is not
     {"head_dim": 8, "partial_rotary_factor": 0.1},
 ])
