@@ -196,9 +196,10 @@ notebook: $(STAMP)
 release: notebook
 	$(BIN)/python -m posenc_course.generate posenc posenc-advanced posenc-current theory
 
-# Mutation testing of the notebook's tests (posenc_course/mutants.py): every one-change mutant of the
-# reference solutions, graded by nbgrader autograde, mutants of different exercises in one submission. MUTANTS_FLAGS=--sample 40
-# grades a deterministic sample, as CI does; a full run keeps its table in docs/measured/mutants.txt.
+# Mutation testing of the graded notebooks' tests (posenc_course/mutants.py): every one-change mutant of the
+# reference solutions of each graded assignment, graded by nbgrader autograde, mutants of different exercises in one
+# submission. MUTANTS_FLAGS=--sample 40 grades a deterministic sample of each, as CI does; a full run keeps its
+# tables in docs/measured/mutants.txt. MUTANTS_FLAGS="--assignment posenc-current --in-process" to iterate.
 mutants: $(STAMP)
 	$(BIN)/python $(if $(MUTANTS_FLAGS),,benchmarks/record.py) -m posenc_course.mutants $(MUTANTS_FLAGS)
 

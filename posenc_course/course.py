@@ -18,8 +18,8 @@ def new_course(directory):
     return course
 
 
-def generate(course):
-    """``nbgrader generate_assignment posenc`` in `course`; return the released notebook's path."""
-    result = run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+def generate(course, assignment=ASSIGNMENT):
+    """``nbgrader generate_assignment`` of `assignment` in `course`; return the released notebook's path."""
+    result = run_nbgrader(course, "generate_assignment", assignment, "--force")
     assert result.returncode == 0, result.stdout + result.stderr
-    return course / "release" / ASSIGNMENT / NOTEBOOK
+    return course / "release" / assignment / NOTEBOOK

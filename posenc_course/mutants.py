@@ -1,26 +1,32 @@
-"""Mutation testing of the notebook's tests: ``make mutants``.
+"""Mutation testing of the graded notebooks' tests: ``make mutants``.
 
-Every one-change mutant of the reference solutions (:mod:`posenc_course.mutation`) is graded the way
-a student is: a submission with the reference answers and that one function changed, graded by
-``nbgrader autograde`` in a throwaway course, with the real test cells, hidden ones included, through
-the course's real grading path (sandboxed kernel, judge). All mutants are one class, graded in one run.
+Every one-change mutant of the reference solutions (:mod:`posenc_course.mutation`) of each graded assignment
+is graded the way a student is: a submission with the reference answers and that one function changed, graded
+by ``nbgrader autograde`` in a throwaway course, with the real test cells, hidden ones included, through
+the course's real grading path (sandboxed kernel, judge). An assignment's mutants are one class, graded in one
+run.
 Each exercise is scored by its own test cells, so mutants of different exercises share a submission
 (:func:`graded_together`), and each is judged by its own exercise's score.
 
 A mutant that loses points in its exercise is *killed*. One that keeps full marks is checked against independent
-evidence: the contract tests (``tests/test_contract.py``, which compare the package with the
-independent implementations of ``tests/alternative_solutions.py``, ``tests/test_known_values.py`` and
-``tests/test_properties.py``) are run with the mutant in place of the reference function. If they all
-pass, nothing tells the mutant from the reference: it is *equivalent*, and set aside (listed, so a
-person can check). If one fails, the mutant is a *survivor*: a wrong answer that gets full marks. Each
+evidence (:data:`EVIDENCE`): the assignment's contract tests are run with the mutant in place of the reference
+function. For the first assignment they compare the package with the independent implementations of
+``tests/alternative_solutions.py``, known values and properties; for the second and third, with loops,
+the papers' worked values and hand-worked cases (``tests/test_advanced_*.py``, ``tests/test_frontier_*.py``).
+If they all pass, nothing tells the mutant from the reference: it is *equivalent*, and set aside (listed, so
+a person can check). If one fails, the mutant is a *survivor*: a wrong answer that gets full marks. Each
 survivor must be explained in ``authoring/mutants.md`` (a heading that is its name, then why it is
-acceptable), or caught by a new hidden test.
+acceptable), or caught by a new hidden test, and a full run of an assignment must kill at least
+:data:`KILL_RATE_FLOOR` of its mutants that are not equivalent.
 
-    python -m posenc_course.mutants                  # every mutant (authors; it prints its progress)
-    python -m posenc_course.mutants --sample 40      # a deterministic sample (what CI runs)
-    python -m posenc_course.mutants --exercise ex07  # one exercise
+    python -m posenc_course.mutants                                   # every mutant of every graded assignment
+    python -m posenc_course.mutants --assignment posenc-current       # one assignment's
+    python -m posenc_course.mutants --sample 40                       # a deterministic sample of each (CI)
+    python -m posenc_course.mutants --assignment posenc --exercise ex07   # one exercise
+    python -m posenc_course.mutants --in-process                      # judged in this process: minutes, to iterate
 
-The exit status is 1 when a survivor is not explained in ``authoring/mutants.md``.
+The exit status is 1 when a survivor is not explained in ``authoring/mutants.md``, or a full run of an
+assignment kills less than :data:`KILL_RATE_FLOOR` of its non-equivalent mutants.
 """
 
 import argparse
@@ -37,12 +43,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .course import generate, nbgrader_env, new_course
-from .layout import ASSIGNMENT, ROOT
+from .layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, NOTEBOOK, ROOT, exercise_functions
 from .mutation import all_mutants
 
 ACCEPTED_FILE = ROOT / "authoring" / "mutants.md"
-#: The independent evidence that tells a mutant from the reference, if anything does.
-EVIDENCE = ("tests/test_contract.py", "tests/test_known_values.py", "tests/test_properties.py")
+
+
+def _test_modules(pattern):
+    return tuple(sorted(str(path.relative_to(ROOT)) for path in ROOT.glob(pattern)))
+
+
+#: ``{assignment: test files}``: the independent evidence that tells a mutant from the reference, if anything does.
+EVIDENCE = {
+    ASSIGNMENT: ("tests/test_contract.py", "tests/test_known_values.py", "tests/test_properties.py"),
+    ADVANCED: _test_modules("tests/test_advanced_*.py"),
+    CURRENT: _test_modules("tests/test_frontier_*.py"),
+}
+#: The least share of its non-equivalent mutants that a full run of an assignment must kill.
+KILL_RATE_FLOOR = 0.99
 CONTROL = "reference"  #: a student with no change: must get full marks, or the run means nothing
 
 
@@ -75,14 +93,12 @@ def accepted_survivors(path=ACCEPTED_FILE):
     return accepted
 
 
-def graded_together(mutants):
-    """The mutants in groups, each graded as one submission: at most one mutant of each exercise, and no
-    mutant whose source names a function of another member's exercise. Each exercise is scored by its own
-    test cells, so each mutant is judged by its own exercise's score, as if it were graded alone, in far
-    fewer kernels."""
-    import posenc_solutions
-
-    functions = {exercise: set(names) for exercise, names in posenc_solutions.EXERCISES.items()}
+def graded_together(mutants, assignment=ASSIGNMENT):
+    """The mutants of `assignment` in groups, each graded as one submission: at most one mutant of each
+    exercise, and no mutant whose source names a function of another member's exercise. Each exercise is
+    scored by its own test cells, so each mutant is judged by its own exercise's score, as if it were graded
+    alone, in far fewer kernels."""
+    functions = {exercise: set(names) for exercise, names in exercise_functions(assignment).items()}
 
     def apart(one, other):
         return one.exercise != other.exercise and not functions[one.exercise] & set(re.findall(r"\w+", other.source)) \
@@ -98,36 +114,36 @@ def graded_together(mutants):
     return groups
 
 
-def _course_with(groups, folder, first):
-    """A new course in `folder` whose submissions are the reference (the control) and `groups` of mutants
-    (:func:`graded_together`), numbered from `first`; return it and ``{student: group}``."""
+def _course_with(groups, folder, first, assignment):
+    """A new course in `folder` whose submissions of `assignment` are the reference (the control) and `groups`
+    of mutants (:func:`graded_together`), numbered from `first`; return it and ``{student: group}``."""
     from .submissions import make_submission, reference_answers, write_submission
 
     course = new_course(folder)
-    release = generate(course)
-    answers = reference_answers(course / "source" / ASSIGNMENT / "exercises.ipynb")
-    write_submission(make_submission(answers, release_notebook=release), course / "submitted", CONTROL)
+    release = generate(course, assignment)
+    answers = reference_answers(course / "source" / assignment / NOTEBOOK)
+    write_submission(make_submission(answers, release_notebook=release), course / "submitted", CONTROL, assignment)
     students = {}
     for number, group in enumerate(groups, first):
         students[f"mutants-{number:03d}"] = group
         functions = {mutant.function: mutant.source for mutant in group}
         write_submission(make_submission(answers, functions, release_notebook=release), course / "submitted",
-                         f"mutants-{number:03d}")
+                         f"mutants-{number:03d}", assignment)
     return course, students
 
 
-def grade(mutants, workdir, workers=1):
-    """Autograde every mutant (several to a submission: :func:`graded_together`), plus the reference as
-    a control in each course; return ``{mutant key: (score, max)}`` of each mutant's exercise, and
-    ``{CONTROL: (score, max)}`` of the whole notebook. With `workers` > 1 the submissions are shared
+def grade(mutants, workdir, workers=1, assignment=ASSIGNMENT):
+    """Autograde every mutant of `assignment` (several to a submission: :func:`graded_together`), plus the
+    reference as a control in each course; return ``{mutant key: (score, max)}`` of each mutant's exercise,
+    and ``{CONTROL: (score, max)}`` of the whole notebook. With `workers` > 1 the submissions are shared
     among that many courses, each graded by its own ``nbgrader autograde`` at the same time."""
     from .report import exercise_scores
 
-    groups = graded_together(mutants)
+    groups = graded_together(mutants, assignment)
     shards = [groups[i::workers] for i in range(workers) if groups[i::workers]] or [[]]
     courses, first = [], 1
     for i, shard in enumerate(shards):
-        courses.append(_course_with(shard, Path(workdir) / f"course-{i}", first))
+        courses.append(_course_with(shard, Path(workdir) / f"course-{i}", first, assignment))
         first += len(shard)
     total = len(groups) + len(courses)
     progress(f"grading {len(mutants)} mutants in {len(groups)} submissions (one mutant per exercise in each), "
@@ -147,7 +163,7 @@ def grade(mutants, workdir, workers=1):
 
     runs, logs, readers = [], [], []
     for course, _ in courses:
-        run = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"], cwd=course,
+        run = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"], cwd=course,
                                env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         log = []
         reader = threading.Thread(target=follow, args=(run, log), daemon=True)
@@ -159,7 +175,7 @@ def grade(mutants, workdir, workers=1):
         reader.join()
         if code != 0:
             raise RuntimeError(f"nbgrader autograde failed in {course}:\n" + "".join(log[-40:]))
-        graded = exercise_scores(course / "gradebook.db")
+        graded = exercise_scores(course / "gradebook.db", assignment)
         control = tuple(map(sum, zip(*graded[CONTROL].values())))
         if scores.get(CONTROL, control) != control:
             raise RuntimeError("the reference answers scored differently in two courses")
@@ -171,18 +187,64 @@ def grade(mutants, workdir, workers=1):
     return scores
 
 
+def judge_in_process(mutants, assignment=ASSIGNMENT):
+    """What :func:`grade` returns, but each mutant judged in this process, against the source notebook's
+    hidden tests of its own exercise, by the real judge without a kernel (:mod:`posenc_course.dryrun`):
+    about a second a mutant, to iterate on the tests. A mutant that runs past a minute counts as killed, as
+    the grader's time limit would kill it. nbgrader's run (:func:`grade`) is the proof."""
+    import signal
+
+    from .dryrun import run_against_reference
+    from .layout import exercise_of, is_test_cell, points_per_test_cell, source_notebook
+    from .submissions import make_submission
+
+    def score(mutant):
+        notebook = make_submission(functions={mutant.function: mutant.source} if mutant else None,
+                                   release_notebook=source_notebook(assignment))
+        if mutant:
+            notebook.cells = [cell for cell in notebook.cells if not is_test_cell(cell)
+                              or exercise_of(cell.metadata.nbgrader.grade_id) == mutant.exercise]
+        points = points_per_test_cell(notebook)
+        signal.alarm(60)
+        try:
+            verdicts = run_against_reference(notebook)
+        except TimeoutError:
+            verdicts = dict.fromkeys(points, "timed out")
+        finally:
+            signal.alarm(0)
+        return sum(points[name] for name, error in verdicts.items() if error is None), sum(points.values())
+
+    def timed_out(*_):
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, timed_out)
+    started = time.monotonic()
+    progress(f"judging {len(mutants)} mutants in this process, without kernels")
+    try:
+        scores = {CONTROL: score(None)}
+        for number, mutant in enumerate(mutants, 1):
+            scores[mutant.key] = score(mutant)
+            if number % 50 == 0:
+                elapsed = time.monotonic() - started
+                progress(f"{number}/{len(mutants)} judged, {elapsed:.0f} s, "
+                         f"about {elapsed / number * (len(mutants) - number):.0f} s left")
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return scores
+
+
 def _write_mutant(mutant, folder):
     path = Path(folder) / f"{mutant.key}.json"
     path.write_text(json.dumps({"module": mutant.module, "function": mutant.function, "source": mutant.source}))
     return path
 
 
-def evidence_against(mutant, workdir):
-    """The first contract test that fails with `mutant` in place, or None: nothing tells them apart."""
+def evidence_against(mutant, workdir, evidence=EVIDENCE[ASSIGNMENT]):
+    """The first test of `evidence` that fails with `mutant` in place, or None: nothing tells them apart."""
     path = _write_mutant(mutant, workdir)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "posenc_course.mutant_plugin",
-         f"--mutant={path}", *EVIDENCE],
+         f"--mutant={path}", *evidence],
         cwd=ROOT, env={**os.environ, "CI": "1"}, capture_output=True, text=True, timeout=1800)
     if result.returncode == 0:
         return None
@@ -200,9 +262,10 @@ class Outcome:
     survived: list = field(default_factory=list)  #: ``(mutant, the contract test that tells it apart)``
 
 
-def run(mutants, workdir, workers=1):
-    """Grade `mutants`, then weigh the evidence on each that kept full marks; return an Outcome."""
-    scores = grade(mutants, workdir, workers)
+def run(mutants, workdir, workers=1, assignment=ASSIGNMENT, in_process=False):
+    """Grade `mutants` of `assignment` (or judge them in this process), then weigh the evidence on each that
+    kept full marks; return an Outcome."""
+    scores = judge_in_process(mutants, assignment) if in_process else grade(mutants, workdir, workers, assignment)
     score, maximum = scores[CONTROL]
     if score != maximum:
         raise RuntimeError(f"the reference answers scored {score:g} of {maximum:g}: fix the notebook first")
@@ -212,7 +275,7 @@ def run(mutants, workdir, workers=1):
     if full:
         progress(f"{len(full)} mutants kept full marks: running the contract tests against each")
     for number, mutant in enumerate(full, 1):
-        failing = evidence_against(mutant, workdir)
+        failing = evidence_against(mutant, workdir, EVIDENCE[assignment])
         if failing is None:
             outcome.equivalent.append(mutant)
         else:
@@ -269,37 +332,64 @@ def report(mutants, outcome, accepted):
                    f"{ACCEPTED_FILE.relative_to(ROOT)} under the heading above"),
                   mutant.diff(original(mutant)).rstrip()]
     if outcome.equivalent:
-        lines += ["", f"{len(outcome.equivalent)} equivalent mutant(s) set aside: the contract tests and the "
-                      "alternative solutions cannot tell them from the reference"]
+        lines += ["", f"{len(outcome.equivalent)} equivalent mutant(s) set aside: the assignment's "
+                      "evidence tests (EVIDENCE) cannot tell them from the reference"]
         lines += [f"   {m.name}   [{m.key}, line {m.line}]" for m in outcome.equivalent]
     return "\n".join(lines)
 
 
+def below_floor(mutants, outcome):
+    """Whether the run kills less than :data:`KILL_RATE_FLOOR` of its non-equivalent mutants."""
+    killed, counted = kill_rates(mutants, outcome).get("all", (0, 0))
+    return counted > 0 and killed < KILL_RATE_FLOOR * counted
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="make mutants", description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=int, help="grade only this many mutants, spread evenly (deterministic)")
-    parser.add_argument("--exercise", action="append", help="only this exercise's functions (repeatable)")
-    parser.add_argument("--json", type=Path, help="also write the outcome here, as JSON")
+    parser.add_argument("--assignment", action="append", choices=GRADED,
+                        help="only this graded assignment (repeatable; default: every one, in order)")
+    parser.add_argument("--sample", type=int, help="grade only this many mutants of each assignment, spread evenly "
+                                                   "(deterministic)")
+    parser.add_argument("--exercise", action="append", help="only this exercise's functions (repeatable; with one "
+                                                            "--assignment, as every assignment has an ex01)")
+    parser.add_argument("--json", type=Path, help="also write the outcome here, as JSON, by assignment")
     parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1),
                         help="nbgrader runs at the same time, each on its share of the mutants (default: the "
                              "cores, at most 4)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="judge each mutant in this process, without nbgrader or kernels: minutes instead of "
+                             "an hour, to iterate on the tests; the full run is the proof")
     args = parser.parse_args(argv)
-    mutants = all_mutants(args.exercise)
-    chosen = sample(mutants, args.sample) if args.sample else mutants
-    progress(f"{len(chosen)} of {len(mutants)} mutants")
-    with tempfile.TemporaryDirectory(prefix="posenc-mutants-") as workdir:
-        outcome = run(chosen, workdir, max(1, args.workers))
-    accepted = accepted_survivors()
-    print(report(chosen, outcome, accepted))
-    if args.json:
-        args.json.write_text(json.dumps({
+    assignments = args.assignment or list(GRADED)
+    if args.exercise and len(assignments) != 1:
+        parser.error("--exercise needs one --assignment: every graded assignment has an ex01")
+    accepted, outcomes, failed = accepted_survivors(), {}, []
+    for assignment in assignments:
+        mutants = all_mutants(args.exercise, assignment)
+        if not mutants:
+            parser.error(f"{assignment} has no exercise {', '.join(args.exercise)}: it has "
+                         f"{', '.join(exercise_functions(assignment))}")
+        chosen = sample(mutants, args.sample) if args.sample else mutants
+        progress(f"{assignment}: {len(chosen)} of {len(mutants)} mutants")
+        with tempfile.TemporaryDirectory(prefix="posenc-mutants-") as workdir:
+            outcome = run(chosen, workdir, max(1, args.workers), assignment, args.in_process)
+        print(f"{assignment}{' (judged in process)' if args.in_process else ''}")
+        print(report(chosen, outcome, accepted))
+        if not (args.sample or args.exercise) and below_floor(chosen, outcome):
+            failed.append(assignment)
+            print(f"BELOW THE FLOOR: {assignment} kills less than {KILL_RATE_FLOOR:.0%} of its non-equivalent "
+                  "mutants; add hidden tests of the concepts its survivors break")
+        print(flush=True)
+        outcomes[assignment] = {
             "rates": kill_rates(chosen, outcome),
             "killed": [m.key for m in outcome.killed],
             "equivalent": [m.name for m in outcome.equivalent],
             "survived": [{"name": m.name, "key": m.key, "told_apart_by": t} for m, t in outcome.survived],
-        }, indent=1))
-    unexplained = [m for m, _ in outcome.survived if m.name not in accepted]
-    return 1 if unexplained else 0
+        }
+        failed += [assignment for m, _ in outcome.survived if m.name not in accepted][:1]
+    if args.json:
+        args.json.write_text(json.dumps(outcomes, indent=1))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import pytest
 
 import posenc_solutions
 from posenc_course import mutants, mutation
-from posenc_course.layout import ROOT
+from posenc_course.layout import GRADED, ROOT, exercise_functions
 
 from .wrong_solutions import WRONG
 
@@ -47,9 +47,10 @@ def test_error_messages_and_docstrings_are_not_mutated():
     assert lines == {3}, "only the condition may change"
 
 
-def test_every_function_of_the_contract_has_mutants_each_one_line_apart():
-    found = mutation.all_mutants()
-    functions = {name for names in posenc_solutions.EXERCISES.values() for name in names}
+@pytest.mark.parametrize("assignment", GRADED)
+def test_every_function_of_the_contract_has_mutants_each_one_line_apart(assignment):
+    found = mutation.all_mutants(assignment=assignment)
+    functions = {name for names in exercise_functions(assignment).values() for name in names}
     assert {m.function for m in found} == functions
     assert len({m.key for m in found}) == len(found), "two mutants share a key"
     for mutant in found:
@@ -59,11 +60,23 @@ def test_every_function_of_the_contract_has_mutants_each_one_line_apart():
         assert changed == [f"-{mutant.before}", f"+{mutant.after}"], mutant.name
 
 
-def test_the_sample_is_spread_over_every_exercise_and_the_same_each_time():
-    found = mutation.all_mutants()
+@pytest.mark.parametrize("assignment", GRADED)
+def test_the_sample_is_spread_over_every_exercise_and_the_same_each_time(assignment):
+    found = mutation.all_mutants(assignment=assignment)
     chosen = mutants.sample(found, 40)
-    assert len(chosen) == 40 and chosen == mutants.sample(mutation.all_mutants(), 40)
-    assert {m.exercise for m in chosen} == set(posenc_solutions.EXERCISES)
+    assert len(chosen) == 40 and chosen == mutants.sample(mutation.all_mutants(assignment=assignment), 40)
+    assert {m.exercise for m in chosen} == set(exercise_functions(assignment))
+
+
+@pytest.mark.parametrize("assignment", GRADED)
+def test_every_assignment_has_evidence_that_reaches_each_of_its_functions(assignment):
+    """The evidence tests of an assignment exist, and each function it asks for is named in one of them (the
+    mutant plugin runs only the tests that name the function or a caller of it)."""
+    files = mutants.EVIDENCE[assignment]
+    assert files and all((ROOT / path).is_file() for path in files), files
+    text = "\n".join((ROOT / path).read_text() for path in files)
+    functions = {name for names in exercise_functions(assignment).values() for name in names}
+    assert not {name for name in functions if name not in text}
 
 
 def test_the_evidence_tells_a_wrong_answer_from_an_equivalent_one(tmp_path):
@@ -86,33 +99,36 @@ def test_a_sample_of_mutants_graded_by_nbgrader_is_killed_or_set_aside_by_eviden
     result = subprocess.run([sys.executable, "-m", "posenc_course.mutants", "--sample", "40", "--json", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
-    outcome = json.loads(out.read_text())
-    killed, counted = outcome["rates"]["all"]
-    assert counted >= 30 and killed + len(outcome["survived"]) == counted
-    assert "kill rate" in result.stdout
+    outcomes = json.loads(out.read_text())
+    assert list(outcomes) == list(GRADED), "every graded assignment, in order"
+    for assignment, outcome in outcomes.items():
+        killed, counted = outcome["rates"]["all"]
+        assert counted >= 30 and killed + len(outcome["survived"]) == counted, assignment
+        assert f"{assignment}\nexercise" in result.stdout
 
 
-def test_mutants_share_a_submission_only_when_neither_can_change_the_others_score():
+@pytest.mark.parametrize("assignment", GRADED)
+def test_mutants_share_a_submission_only_when_neither_can_change_the_others_score(assignment):
     """graded_together: every mutant in one group; in a group, one mutant per exercise, and none whose
     source names a function of another member's exercise (a sibling call would score it twice)."""
     import dataclasses
 
-    found = mutation.all_mutants()
-    groups = mutants.graded_together(found)
+    found = mutation.all_mutants(assignment=assignment)
+    groups = mutants.graded_together(found, assignment)
     assert sorted(m.key for g in groups for m in g) == sorted(m.key for m in found)
     assert all(len({m.exercise for m in g}) == len(g) for g in groups)
     assert len(groups) < len(found) / 4, "mutants of different exercises are graded together"
     first, second = (next(m for m in found if m.exercise == e) for e in ("ex03", "ex04"))
     calls = dataclasses.replace(second, source=second.source + f"\n# {first.function}(...)")
-    assert mutants.graded_together([first, second]) == [[first, second]]
-    assert mutants.graded_together([first, calls]) == [[first], [calls]]
+    assert mutants.graded_together([first, second], assignment) == [[first, second]]
+    assert mutants.graded_together([first, calls], assignment) == [[first], [calls]]
 
 
 def test_every_explained_survivor_is_a_mutant_of_the_reference_with_a_reason():
     """authoring/mutants.md names mutants as make mutants prints them; a stale entry is an error."""
     accepted = mutants.accepted_survivors()
     assert accepted, "authoring/mutants.md explains no survivor"
-    stale = set(accepted) - {m.name for m in mutation.all_mutants()}
+    stale = set(accepted) - {m.name for a in GRADED for m in mutation.all_mutants(assignment=a)}
     assert not stale, f"authoring/mutants.md explains mutants that no longer exist: {sorted(stale)}"
     assert all(len(reason) > 40 and "```" not in reason for reason in accepted.values())
 
