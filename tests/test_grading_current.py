@@ -2,7 +2,7 @@
 
 The proofs are those of every later assignment, written once in ``tests/later_assignments.py``: one class graded
 in a single ``posenc-grade posenc-current --jobs 2`` run, with real kernels and a real SQLite gradebook.
-tests/test_current_answers.py judges the same answers in process, in seconds.
+tests/test_answers_in_process.py judges the same answers in process, in seconds.
 """
 
 import pytest
