@@ -1,8 +1,8 @@
-"""The later assignments' hidden tests catch every wrong answer in its own exercise, and pass every alternative:
+"""The graded assignments' hidden tests catch every wrong answer in its own exercise, and pass every alternative:
 the fast layer, in this process, through the real judge (:func:`posenc_course.dryrun.run_against_reference`).
 
-tests/test_grading_advanced.py and tests/test_grading_current.py grade the same answers with nbgrader, in real
-kernels; this module says within seconds, and per answer, which one a change of the notebook's tests lets through.
+tests/test_grading.py, tests/test_grading_advanced.py and tests/test_grading_current.py grade the same answers
+with nbgrader, in real kernels; this module says within seconds, and per answer, which one a change of the notebook's tests lets through.
 """
 
 
@@ -10,12 +10,25 @@ import nbformat
 import pytest
 
 from posenc_course.dryrun import run_against_reference
-from posenc_course.layout import ADVANCED, CURRENT, exercise_functions, exercise_of, source_notebook
+from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, exercise_functions, exercise_of, source_notebook
 from posenc_course.submissions import make_submission
 
-from . import advanced_answers, current_answers
+from . import advanced_answers, current_answers, student_alternatives, wrong_solutions
 
-TABLES = {ADVANCED: advanced_answers, CURRENT: current_answers}
+#: ``{assignment: module}`` of each assignment's answer tables: ``WRONG``, ``WRONG_CONCEPTS`` and, for the later
+#: two, ``ALTERNATIVES`` (one per function); the first assignment's correct answers written another way are
+#: ``tests/student_alternatives.py``'s, several functions each.
+TABLES = {ASSIGNMENT: wrong_solutions, ADVANCED: advanced_answers, CURRENT: current_answers}
+
+
+def alternatives():
+    """``[(assignment, label, {function: code})]``: every correct answer written another way."""
+    rows = [(ASSIGNMENT, label, functions) for label, functions in student_alternatives.STUDENT_ALTERNATIVES.items()]
+    for assignment in (ADVANCED, CURRENT):
+        rows += [(assignment, name, {name: code}) for name, code in TABLES[assignment].ALTERNATIVES.items()]
+    rows += [(ADVANCED, f"student:{name}", {name: code})
+             for name, code in advanced_answers.STUDENT_ALTERNATIVES.items()]
+    return sorted(rows, key=lambda row: row[:2])
 
 
 def with_functions(assignment, functions):
@@ -61,16 +74,13 @@ def test_a_wrong_concept_answer_loses_its_point(assignment, label):
     assert failing == {exercise: [name.removesuffix("_answer") + "_test" for name in cells]}, (label, failing)
 
 
-@pytest.mark.parametrize("assignment, name", rows("ALTERNATIVES") + [
-    (ADVANCED, f"student:{name}") for name in sorted(advanced_answers.STUDENT_ALTERNATIVES)])
-def test_an_answer_written_another_way_keeps_full_marks(assignment, name):
-    table = TABLES[assignment]
-    code = table.STUDENT_ALTERNATIVES[name.removeprefix("student:")] if name.startswith("student:") \
-        else table.ALTERNATIVES[name]
-    assert failing_exercises(with_functions(assignment, {name.removeprefix("student:"): code})) == {}
+@pytest.mark.parametrize("assignment, label, functions",
+                         [pytest.param(*row, id=f"{row[0]}-{row[1]}") for row in alternatives()])
+def test_an_answer_written_another_way_keeps_full_marks(assignment, label, functions):
+    assert failing_exercises(with_functions(assignment, functions)) == {}
 
 
-@pytest.mark.parametrize("assignment", TABLES)
+@pytest.mark.parametrize("assignment", (ADVANCED, CURRENT))
 def test_every_function_has_an_alternative_and_every_exercise_wrong_answers(assignment):
     table, exercises = TABLES[assignment], exercise_functions(assignment)
     functions = {name for names in exercises.values() for name in names}
