@@ -2,8 +2,8 @@
 
 For each interpreter: a clean copy of the repository, ``make install PYTHON=that-python`` (uv installs the
 packages; for the oldest, a uv that cannot reach its index, so that pip installs them instead), then
-``posenc-check`` (nbgrader's real autograde, sandbox included) on the reference answers (full
-marks, exit 0) and on the blank release (0 points, exit 1). The supported versions are the
+``posenc-check`` (nbgrader's real autograde, sandbox included) on the reference answers of every graded
+assignment (full marks, exit 0) and on the first one's blank release (0 points, exit 1). The supported versions are the
 ``Programming Language :: Python :: 3.X`` classifiers of ``pyproject.toml``. The interpreter that
 runs this suite is left out: ``make test`` itself is its proof. A supported version with no
 interpreter on this machine is reported as skipped, with where it was looked for.
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from posenc_course import ROOT
+from posenc_course.layout import GRADED
 
 try:
     import tomllib
@@ -144,16 +145,22 @@ def test_install_and_grade(python, tmp_path):
     assert again.returncode == 0 and "pip install" not in again.stdout, again.stdout + again.stderr
     assert describe(copy / ".venv" / "bin" / "python") == venv_python
 
-    reference = tmp_path / "reference.ipynb"
-    subprocess.run([str(copy / ".venv" / "bin" / "python"), "-c",
-                    "import sys, nbformat; from posenc_course.submissions import make_submission, reference_answers; "
-                    "nbformat.write(make_submission(reference_answers()), sys.argv[1])", str(reference)],
-                   cwd=copy, check=True, timeout=300)
-    code, scores, stderr = posenc_check(copy, reference)
-    assert code == 0 and scores and scores["score"] == scores["max_score"] > 0, (code, scores, stderr)
+    # Every graded assignment's reference answers, graded by that Python: full marks.
+    maxima = {}
+    for assignment in GRADED:
+        reference = tmp_path / f"{assignment}-reference.ipynb"
+        subprocess.run([str(copy / ".venv" / "bin" / "python"), "-c",
+                        "import sys, nbformat; from posenc_course.layout import source_notebook, release_notebook; "
+                        "from posenc_course.submissions import make_submission, reference_answers; "
+                        "a = sys.argv[2]; nbformat.write(make_submission(reference_answers(source_notebook(a)), "
+                        "release_notebook=release_notebook(a)), sys.argv[1])", str(reference), assignment],
+                       cwd=copy, check=True, timeout=300)
+        code, scores, stderr = posenc_check(copy, reference)
+        assert code == 0 and scores and scores["score"] == scores["max_score"] > 0, (assignment, code, scores, stderr)
+        maxima[assignment] = scores["max_score"]
 
     code, blank, stderr = posenc_check(copy, copy / "release" / "posenc" / "exercises.ipynb")
-    assert code == 1 and blank and blank["score"] == 0 and blank["max_score"] == scores["max_score"], (code, blank, stderr)
+    assert code == 1 and blank and blank["score"] == 0 and blank["max_score"] == maxima["posenc"], (code, blank, stderr)
 
 
 #: Prints what of lock-overrides.txt's packages is installed, or imported by reading a notebook: it must print nothing.
