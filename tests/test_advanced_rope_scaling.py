@@ -320,6 +320,25 @@ def test_factor_one_is_plain_rope(name, args):
         assert rope_scaling.yarn_inv_freq(*args)[1] == 1.0
 
 
+@pytest.mark.parametrize("name, args", [
+    ("linear_scaled_inv_freq", (6, 0.5, 2.0)),
+    ("linear_scaled_inv_freq", (6, 1.0, 2.0)),
+    ("dynamic_ntk_inv_freq", (8, 0.5, 2.0, 8, 16)),
+    ("dynamic_ntk_inv_freq", (8, 1.0, 2.0, 8, 16)),
+    ("yarn_inv_freq", (8, 0.5, 2.0, 100)),                 # low = 4, high = -15: ramp 4/19 .. 1/19
+    ("yarn_inv_freq", (8, 10000.0, 4.0, 1)),               # L = 1: low = high = 0, high becomes 0.001
+    ("llama3_inv_freq", (8, 0.5, 4.0, 1.0, 4.0, 20)),
+    ("llama3_inv_freq", (8, 1.0, 4.0, 1.0, 4.0, 20)),      # every wavelength 2 pi: all blended
+    ("llama3_inv_freq", (8, 10000.0, 4.0, 1.0, 4.0, 1)),
+])
+def test_the_smallest_allowed_base_and_trained_length(name, args):
+    """The contract's boundaries: any base > 0 (YaRN: other than 1), base 1 included where allowed,
+    and original_max_position = 1; each rule is its formula there too."""
+    naive = {"linear_scaled_inv_freq": _naive_linear, "dynamic_ntk_inv_freq": _naive_dynamic,
+             "yarn_inv_freq": lambda *a: _naive_yarn(*a)[0], "llama3_inv_freq": _naive_llama3}[name]
+    np.testing.assert_allclose(_inv_freq(name, args), naive(*args), rtol=1e-12, atol=0)
+
+
 # ---- errors, types, no shared state
 
 BAD = [  # (function, args): each must raise ValueError

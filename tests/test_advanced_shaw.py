@@ -178,6 +178,17 @@ def test_left_weights_vector_form_matches_softmax_over_two_keys(d, n, seed):
                                np.exp(left) / (np.exp(left) + np.exp(right)), rtol=1e-12)
 
 
+def test_left_weights_of_logits_800_apart_are_exact_and_finite():
+    # Hand computation: each logit is +-400 (exp(400) is finite), their difference 800 (exp(800) is
+    # not); the softmax over the two keys is 1 / (1 + e^-800) = 1.0 and e^-800 / (1 + e^-800) = 0.0.
+    queries, key = np.array([[1.0], [-1.0]]), np.zeros(1)
+    with np.errstate(over="raise", invalid="raise"):
+        np.testing.assert_array_equal(
+            shaw.left_weights(queries, key, rel_keys=np.array([[-400.0], [0.0], [400.0]])), [1.0, 0.0])
+        np.testing.assert_array_equal(
+            shaw.left_weights(queries, key, rel_bias=np.array([-400.0, 0.0, 400.0])), [1.0, 1.0])
+
+
 @given(st.integers(1, 12), st.integers(2, 8), st.integers(0, 2 ** 32 - 1))
 def test_no_scalar_table_separates_two_queries(d, n, seed):
     # The claim of exercise 2: with identical keys the scalar form gives every query the same left
@@ -337,11 +348,13 @@ ERRORS = [
     ("shaw_attention", (_Q, _Q, np.ones((2, 5, 3)), np.ones((3, 4)), np.ones((1, 2)))),
     ("shaw_attention", (_Q, _Q, np.ones((2, 5, 3)), np.ones((3, 4)), np.ones((2, 3)))),
     ("shaw_attention", (_Q, _Q, np.ones((2, 5, 3)), np.ones((3, 5)), np.ones((1, 3)))),
+    ("shaw_attention", (np.ones(4), np.ones(4), np.ones(3), np.ones((3, 4)), np.ones((1, 3)))),  # 1-D
     ("left_weights", (np.ones((2, 3)), np.ones(3))),                                # neither
     ("left_weights", (np.ones((2, 3)), np.ones(3), np.ones((3, 3)), np.ones(3))),   # both
     ("left_weights", (np.ones((2, 3)), np.ones(3), np.ones((3, 2)))),
     ("left_weights", (np.ones((2, 3)), np.ones(3), None, np.ones(2))),
     ("left_weights", (np.ones((2, 3)), np.ones(2), np.ones((3, 3)))),
+    ("left_weights", (np.ones((2, 3)), np.ones(1), np.ones((3, 3)))),   # key (1,) would broadcast
     ("left_weights", (np.ones(3), np.ones(3), np.ones((3, 3)))),
     ("direction_task_solution", (0,)),
     ("direction_task_solution", (-2,)),

