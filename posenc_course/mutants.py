@@ -307,19 +307,33 @@ def kill_rates(mutants, outcome):
             for group, count in tally(mutants, outcome).items()}
 
 
-def report(mutants, outcome, accepted):
-    """The text ``make mutants`` prints: kill rates, survivors with their diffs, and the equivalents."""
-    import posenc_solutions
+#: The line ``make mutants`` prints between the tables of kill rates and the details (the site shows what is above it).
+DETAILS = "Survivors and equivalents, by assignment"
 
-    def original(mutant):
-        return inspect.getsource(getattr(posenc_solutions, mutant.function))
 
+def table(mutants, outcome):
+    """The kill rates of a run: one line per exercise, and ``all``."""
     lines = [f"{'exercise':<9} {'mutants':>7} {'equivalent':>10} {'killed':>7} {'kill rate':>9}"]
     for exercise, count in tally(mutants, outcome).items():
         counted = count["mutants"] - count["equivalent"]
         rate = f"{100 * count['killed'] / counted:.1f}%" if counted else "-"
         lines.append(f"{exercise:<9} {count['mutants']:>7} {count['equivalent']:>10} {count['killed']:>7} {rate:>9}")
-    lines.append("")
+    return "\n".join(lines)
+
+
+def report(mutants, outcome, accepted):
+    """The text ``make mutants`` prints of a run: kill rates, survivors with their diffs, and the equivalents."""
+    return table(mutants, outcome) + "\n\n" + details(mutants, outcome, accepted)
+
+
+def details(mutants, outcome, accepted):
+    """The survivors of a run, with their diffs and whether each is explained, and the equivalents."""
+    import posenc_solutions
+
+    def original(mutant):
+        return inspect.getsource(getattr(posenc_solutions, mutant.function))
+
+    lines = []
     if outcome.survived:
         lines.append(f"{len(outcome.survived)} survivor(s): wrong answers that keep full marks")
     for mutant, failing in outcome.survived:
@@ -363,7 +377,7 @@ def main(argv=None):
     assignments = args.assignment or list(GRADED)
     if args.exercise and len(assignments) != 1:
         parser.error("--exercise needs one --assignment: every graded assignment has an ex01")
-    accepted, outcomes, failed = accepted_survivors(), {}, []
+    accepted, outcomes, failed, tables, texts = accepted_survivors(), {}, [], [], []
     for assignment in assignments:
         mutants = all_mutants(args.exercise, assignment)
         if not mutants:
@@ -373,13 +387,13 @@ def main(argv=None):
         progress(f"{assignment}: {len(chosen)} of {len(mutants)} mutants")
         with tempfile.TemporaryDirectory(prefix="posenc-mutants-") as workdir:
             outcome = run(chosen, workdir, max(1, args.workers), assignment, args.in_process)
-        print(f"{assignment}{' (judged in process)' if args.in_process else ''}")
-        print(report(chosen, outcome, accepted))
+        title = f"{assignment}{' (judged in process)' if args.in_process else ''}"
+        tables.append(f"{title}\n{table(chosen, outcome)}")
         if not (args.sample or args.exercise) and below_floor(chosen, outcome):
             failed.append(assignment)
-            print(f"BELOW THE FLOOR: {assignment} kills less than {KILL_RATE_FLOOR:.0%} of its non-equivalent "
-                  "mutants; add hidden tests of the concepts its survivors break")
-        print(flush=True)
+            tables.append(f"BELOW THE FLOOR: {assignment} kills less than {KILL_RATE_FLOOR:.0%} of its non-equivalent "
+                          "mutants; add hidden tests of the concepts its survivors break")
+        texts.append(f"{title}: " + (details(chosen, outcome, accepted).lstrip("\n") or "no survivor, no equivalent"))
         outcomes[assignment] = {
             "rates": kill_rates(chosen, outcome),
             "killed": [m.key for m in outcome.killed],
@@ -387,6 +401,7 @@ def main(argv=None):
             "survived": [{"name": m.name, "key": m.key, "told_apart_by": t} for m, t in outcome.survived],
         }
         failed += [assignment for m, _ in outcome.survived if m.name not in accepted][:1]
+    print("\n\n".join(tables) + f"\n\n{DETAILS}\n\n" + "\n\n".join(texts))
     if args.json:
         args.json.write_text(json.dumps(outcomes, indent=1))
     return 1 if failed else 0

@@ -105,6 +105,18 @@ def test_a_sample_of_mutants_graded_by_nbgrader_is_killed_or_set_aside_by_eviden
         killed, counted = outcome["rates"]["all"]
         assert counted >= 30 and killed + len(outcome["survived"]) == counted, assignment
         assert f"{assignment}\nexercise" in result.stdout
+    assert result.stdout.index("kill rate") < result.stdout.index(mutants.DETAILS), "the tables come first"
+
+    # --in-process, the authors' quick loop, gives the same verdict as nbgrader on every sampled mutant.
+    quick = tmp_path / "in-process.json"
+    result = subprocess.run([sys.executable, "-m", "posenc_course.mutants", "--sample", "40", "--in-process",
+                             "--json", str(quick)], cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
+    for assignment, judged in json.loads(quick.read_text()).items():
+        graded = outcomes[assignment]
+        assert (judged["rates"], judged["killed"], judged["equivalent"]) == \
+               (graded["rates"], graded["killed"], graded["equivalent"]), assignment
+        assert [s["key"] for s in judged["survived"]] == [s["key"] for s in graded["survived"]], assignment
 
 
 @pytest.mark.parametrize("assignment", GRADED)
