@@ -260,6 +260,11 @@ def test_inputs_unchanged_and_integer_types():
                                   [0.5, 0.05])
 
 
+def test_gemma3_inv_freq_takes_any_base_above_zero():
+    np.testing.assert_array_equal(gemma3_layer_inv_freq("full_attention", 4, 1e4, 1.0, 2.0), [0.5, 0.5])
+    np.testing.assert_allclose(gemma3_layer_inv_freq("sliding_attention", 4, 0.25, 1e6), [1.0, 2.0], rtol=1e-15)
+
+
 # --- errors -------------------------------------------------------------------------------------
 
 ERRORS = [
@@ -279,6 +284,7 @@ ERRORS = [
     (gemma3_layer_inv_freq, ("full_attention", 8.0, 1e4, 1e6)),
     (gemma3_layer_inv_freq, ("sliding_attention", 8, 0.0, 1e6)),
     (gemma3_layer_inv_freq, ("sliding_attention", 8, -1e4, 1e6)),
+    (gemma3_layer_inv_freq, ("sliding_attention", 8, "1e4", 1e6)),
     (gemma3_layer_inv_freq, ("full_attention", 8, 1e4, 0.0)),
     (gemma3_layer_inv_freq, ("full_attention", 8, 1e4, np.nan)),
     (gemma3_layer_inv_freq, ("full_attention", 8, 1e4, np.inf)),

@@ -262,6 +262,14 @@ def test_scores_depend_on_id_differences_only(segments, section, offsets, seed):
     np.testing.assert_allclose(moved_scores, scores, rtol=1e-9, atol=1e-9)
 
 
+def test_base_one_turns_every_pair_by_its_id():
+    # base 1 (> 0): theta_t = 1 for every pair, so pair t turns by the id of its row
+    ids = np.array([[0.5, 2.0], [1.0, -3.0], [7.0, 0.25]])
+    x = np.random.default_rng(5).normal(size=(2, 6))
+    np.testing.assert_allclose(apply_mrope(x, ids, (1, 1, 1), base=1.0), mrope_by_loop(x, ids, (1, 1, 1), 1.0),
+                               rtol=1e-13, atol=1e-13)
+
+
 def test_batch_dimensions_are_independent():
     ids = mrope_position_ids([("text", 2), ("image", 2, 2, 1)])
     x = np.random.default_rng(1).normal(size=(2, 3, 6, 8))
@@ -289,6 +297,7 @@ ID_ERRORS = [
     ([], "non-empty"),
     ((), "non-empty"),
     ("text", "non-empty"),
+    (5, "non-empty"),
     ([("text", 2), "text"], "segment 1"),
     ([("video", 2, 2, 2)], "segment 0.*'video'"),
     ([("Text", 2)], "segment 0.*'Text'"),

@@ -157,9 +157,14 @@ def test_bands_at_the_thresholds():
     assert llama3_frequency_bands(4, 16.0, 1.01, 4.0, length).tolist() == [1, 2]
 
 
+def test_bands_take_any_base_above_zero():
+    # base 1: every pair turns at frequency 1, wavelength 2 pi, between L / high = 5 and L / low = 10
+    assert llama3_frequency_bands(6, 1.0, 1.0, 2.0, 10.0).tolist() == [1, 1, 1]
+
+
 @pytest.mark.parametrize("args", [(3, 1e4, 1.0, 4.0, 8192), (4.5, 1e4, 1.0, 4.0, 8192), (True, 1e4, 1.0, 4.0, 8192),
                                   (4, 0.0, 1.0, 4.0, 8192), (4, 1e4, 0.0, 4.0, 8192), (4, 1e4, 2.0, 2.0, 8192),
-                                  (4, 1e4, 1.0, 4.0, 0)])
+                                  (4, 1e4, 1.0, 4.0, 0), ("8", 1e4, 1.0, 4.0, 8192)])
 def test_bands_errors(args):
     with pytest.raises(ValueError):
         llama3_frequency_bands(*args)
@@ -185,8 +190,26 @@ def test_longrope_attention_factor():
     assert longrope_attention_factor(0.5, 64) == 1.0
 
 
+def test_longrope_at_the_edges_of_its_contract():
+    # base 1 (> 0): the plain frequencies are all 1, divided by the short factors
+    np.testing.assert_array_equal(longrope_inv_freq(4, 1.0, [1.0, 2.0], [4.0, 8.0], 4096, 131072, 10)[0], [1.0, 0.5])
+    # the smallest pretraining length, L = 2: seq_len 3 takes the long factor; s = 4, a = sqrt(1 + ln 4 / ln 2)
+    inv_freq, a = longrope_inv_freq(2, 10.0, [1.0], [2.0], 2, 8, 3)
+    assert inv_freq.tolist() == [0.5] and a == pytest.approx(math.sqrt(3.0), rel=1e-15)
+    # s <= 1, from max_position = 1 (>= 1) or a given factor 0.5 (> 0): attention factor 1
+    assert longrope_inv_freq(2, 10.0, [1.0], [2.0], 64, 1, 3)[1] == 1.0
+    assert longrope_inv_freq(2, 10.0, [1.0], [2.0], 64, 16, 3)[1] == 1.0
+    assert longrope_inv_freq(2, 10.0, [1.0], [2.0], 64, None, 3, factor=0.5)[1] == 1.0
+    assert longrope_inv_freq(2, 10.0, [1.0], [2.0], 64, 256, 3, attention_factor=0.5)[1] == 0.5
+    # factors of any size > 0, held in float64
+    np.testing.assert_allclose(longrope_inv_freq(4, 10000.0, [1e-40, 1e40], [1.0, 1.0], 64, 256, 3)[0],
+                               [1e40, 1e-42], rtol=1e-14)
+
+
 @pytest.mark.parametrize("args, kwargs", [
     ((3, 10.0, [1.0], [1.0], 64, 256, 3), {}),
+    ((0, 10.0, [], [], 64, 256, 3), {}),                 # head_dim 0: empty factor lists would fit
+    (("4", 10.0, [1.0, 1.0], [1.0, 1.0], 64, 256, 3), {}),
     ((4, 10.0, [1.0], [1.0, 1.0], 64, 256, 3), {}),      # a short list
     ((4, 10.0, [[1.0, 1.0]], [1.0, 1.0], 64, 256, 3), {}),  # broadcasts, but is not (d/2,)
     ((4, 10.0, [1.0, 0.0], [1.0, 1.0], 64, 256, 3), {}),
@@ -269,9 +292,10 @@ def test_stale_keys_known_values():
     lambda: cached_keys(np.ones(4), 1, lambda n: np.ones(2)),
     lambda: cached_keys(np.ones((1, 3)), 1, lambda n: np.ones(1)),
     lambda: cached_keys(np.ones((2, 4)), 3, lambda n: np.ones(2)),
+    lambda: cached_keys(np.ones((2, 4)), 0, lambda n: np.ones(2)),
     lambda: cached_keys(np.ones((2, 4)), 1, lambda n: np.ones(1)),     # broadcasts, but is not (d/2,)
     lambda: cached_keys(np.ones((2, 4)), 1, lambda n: np.ones((1, 2))),
-    lambda: stale_keys(3, 2, 0), lambda: stale_keys(3, 2, 2.5), lambda: stale_keys(3, 4, 2),
+    lambda: stale_keys(3, 2, 0), lambda: stale_keys(3, 2, 2.5), lambda: stale_keys(3, 4, 2), lambda: stale_keys(3, 0, 2),
 ])
 def test_stale_cache_errors(call):
     with pytest.raises(ValueError):
@@ -328,9 +352,10 @@ def test_rotary_errors(function, x, positions, fraction):
         function(x, positions, fraction)
 
 
-@pytest.mark.parametrize("dim, fraction", [(8, 0.125), (10, 0.5), (6, 0.2)])
+@pytest.mark.parametrize("dim, fraction", [(8, 0.125), (10, 0.5), (6, 0.2), (6, 0.5), (8, 0.1)])
 def test_partial_rotary_needs_an_even_rotated_part(dim, fraction):
-    """1, 5 and 1 rotated dimensions: no pairing; proportional RoPE takes these (it pairs the whole head)."""
+    """1, 5, 1, 3 and 0 rotated dimensions: no pairing (3 would broadcast its one pair); proportional RoPE takes
+    these (it pairs the whole head)."""
     with pytest.raises(ValueError):
         apply_partial_rotary(np.ones((1, dim)), [1.0], fraction)
     if dim % 2 == 0:
@@ -358,6 +383,7 @@ def test_yarn_mscale(scale, mscale):
     (40.0, 0.707, 0.0, 0.1 * math.log(40) + 1, 1.0),                 # HF: mscale alone falls back to mu(s, 1)
     (40.0, 0.0, 1.0, 0.1 * math.log(40) + 1, (0.1 * math.log(40) + 1) ** 2),
     (0.5, 1.0, 1.0, 1.0, 1.0),
+    (2.0, 1.0, 0.5, (0.1 * math.log(2) + 1) / (0.05 * math.log(2) + 1), (0.05 * math.log(2) + 1) ** 2),
 ])
 def test_deepseek_scales(factor, mscale, mscale_all_dim, expected_cos_sin, expected_extra):
     cos_sin, softmax_scale = deepseek_yarn_scales(factor, mscale, mscale_all_dim, 192)

@@ -302,6 +302,7 @@ TABLE_ERRORS = [
     ((3, 3, 1, 1), "pretrained_window_height.*1"),
     ((3, 3, 4, 1), "pretrained_window_width.*1"),
     ((3, 3, -4, -4), "pretrained_window_height.*-4"),
+    ((3, 3, -1, -1), "pretrained_window_height.*-1"),
     ((3, 3, 4.5, 4), "pretrained_window_height.*4.5"),
     ((3, 3, 4, 0), r"\(4, 0\)"),  # HF divides dw by -1 here
     ((3, 3, 0, 4), r"\(0, 4\)"),

@@ -115,6 +115,15 @@ def test_online_update_huge_new_maximum_wipes_the_old_state():
     assert m.tolist() == [1e4] and l.tolist() == [1.0] and a.tolist() == [[2.0]]
 
 
+def test_online_update_keeps_float64_precision_and_range():
+    # values that cancel: 2^30 + 1 - 2^30 = 1 at equal weights (float32 would hold 2^30 + 1 as 2^30)
+    _, l, a = online_softmax_update([-np.inf], [0.0], [[0.0]], [[0.0, 0.0]], [[2.0 ** 30 + 1], [-2.0 ** 30]])
+    assert l.tolist() == [2.0] and a.tolist() == [[1.0]]
+    # a state beyond float32's range passes a tile of -inf unchanged
+    m, l, a = online_softmax_update([0.0], [1e300], [[1e300]], [[-np.inf]], [[1.0]])
+    assert m.tolist() == [0.0] and l.tolist() == [1e300] and a.tolist() == [[1e300]]
+
+
 def test_tiled_attention_by_hand():
     # zero content scores, ALiBi slope ln 2: query 1 weighs keys 0, 1 as 1/2 : 1, query 2 keys
     # 0, 1, 2 as 1/4 : 1/2 : 1. Values 7, 0, 7: 7, 7/3 and (7/4 + 7) / (7/4) = 5.
@@ -149,6 +158,8 @@ def test_alibi_tile_bias_by_hand():
     got = alibi_tile_bias(0.25, np.array([7], dtype=np.int64), np.array([4, 9], dtype=np.int64))
     assert got.dtype == np.float64 and got.shape == (1, 2)
     np.testing.assert_array_equal(got, [[-0.75, 0.5]])
+    # positions float32 cannot hold (2^24 + 1): the distances stay exact
+    np.testing.assert_array_equal(alibi_tile_bias(0.5, [2 ** 24 + 1], [2 ** 24, 2 ** 24 + 1]), [[-0.5, 0.0]])
 
 
 # --- against the materialised attention --------------------------------------------------------
@@ -438,6 +449,7 @@ ERRORS = [
     (tiled_biased_attention, (Q, K, V, lambda qp, kp: np.zeros((len(kp), len(qp))), 3)),
     (tiled_biased_attention, (Q, K, V, lambda qp, kp: 0.0, 2)),
     (tiled_biased_attention, (Q, K, V, nan_bias, 2)),
+    (tiled_biased_attention, (Q, K, V, lambda qp, kp: np.where(kp[None, :] == 0, np.nan, zero_bias(qp, kp)), 2)),
     (online_softmax_update, (np.zeros((2, 1)), np.zeros(2), np.zeros((2, 1)), np.zeros((2, 3)), np.zeros((3, 1)))),
     (online_softmax_update, (np.zeros(2), np.zeros(3), np.zeros((2, 1)), np.zeros((2, 3)), np.zeros((3, 1)))),
     (online_softmax_update, (np.zeros(2), np.zeros(2), np.zeros(2), np.zeros((2, 3)), np.zeros((3, 1)))),

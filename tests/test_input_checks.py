@@ -41,9 +41,6 @@ CAUGHT_BY_THE_NEXT_LINE = {
         "rows, d_model = weight.shape",
     (ADVANCED, "permute_for_half_split: `if rows % num_heads:` -> `pass`"):
         "weight.reshape(num_heads, head_dim, d_model), for every weight with at least one column",
-    (CURRENT, "mrope_position_ids: `if not isinstance(segments, (list, tuple)) or len(segments) == 0:` -> `pass`"):
-        "np.concatenate(columns, axis=1) for [], and the per-segment check for anything the judge can pass that is "
-        "not a list or tuple (its items are not tuples)",
 }
 
 
