@@ -256,7 +256,7 @@ def llama3_frequency_bands(head_dim, base, low_freq_factor, high_freq_factor, or
     Returns
     -------
     ndarray of int64, shape (head_dim // 2,)
-        Non-decreasing in ``t``.
+        Non-decreasing in ``t`` when ``base > 1`` (the wavelengths grow with ``t``).
 
     Raises
     ------
