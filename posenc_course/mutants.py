@@ -99,10 +99,11 @@ def graded_together(mutants, assignment=ASSIGNMENT):
     scored by its own test cells, so each mutant is judged by its own exercise's score, as if it were graded
     alone, in far fewer kernels."""
     functions = {exercise: set(names) for exercise, names in exercise_functions(assignment).items()}
+    words = {mutant.key: set(re.findall(r"\w+", mutant.source)) for mutant in mutants}  # once each, not per pair
 
     def apart(one, other):
-        return one.exercise != other.exercise and not functions[one.exercise] & set(re.findall(r"\w+", other.source)) \
-            and not functions[other.exercise] & set(re.findall(r"\w+", one.source))
+        return one.exercise != other.exercise and not functions[one.exercise] & words[other.key] \
+            and not functions[other.exercise] & words[one.key]
 
     groups = []
     for mutant in mutants:
