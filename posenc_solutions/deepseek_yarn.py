@@ -1,23 +1,26 @@
-"""DeepSeek's YaRN: ``mscale`` and ``mscale_all_dim`` move YaRN's attention temperature from the rotated
-dimensions to the whole logit.
+"""DeepSeek's YaRN: ``mscale`` and ``mscale_all_dim`` move YaRN's attention temperature from the
+rotated dimensions to the whole logit.
 
 YaRN multiplies cos and sin by ``0.1 ln s + 1``: the rotated parts of a query and a key each grow by
-that, so their dot product by its square, and the logits get sharper for a context ``s`` times longer.
-DeepSeek-V2 and V3 rotate only 64 of each head's 192 query-key dimensions (their "decoupled" RoPE), so
-that temperature would miss two thirds of the logit. Their config sets ``mscale = mscale_all_dim``: the
-factor on cos and sin becomes 1, and the softmax scale ``1/sqrt(d_qk)`` is multiplied by the square of
-``0.1 * mscale_all_dim * ln s + 1`` instead, for every dimension.
+that, so their dot product by its square, and the logits get sharper for a context ``s`` times
+longer. DeepSeek-V2 and V3 rotate only 64 of each head's 192 query-key dimensions (their "decoupled"
+RoPE), so that temperature would miss two thirds of the logit. Their config sets
+``mscale = mscale_all_dim``: the factor on cos and sin becomes 1, and the softmax scale
+``1/sqrt(d_qk)`` is multiplied by the square of ``0.1 * mscale_all_dim * ln s + 1`` instead, for
+every dimension.
 
-Hugging Face transformers: ``modeling_rope_utils._compute_yarn_parameters`` (the factor on cos and sin)
-and ``models/deepseek_v3/modeling_deepseek_v3.py``, ``yarn_get_mscale`` and ``yarn_apply_mscale`` (the
-softmax scale). Checked against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
+Hugging Face transformers: ``modeling_rope_utils._compute_yarn_parameters`` (the factor on cos and
+sin) and ``models/deepseek_v3/modeling_deepseek_v3.py``, ``yarn_get_mscale`` and
+``yarn_apply_mscale`` (the softmax scale). Checked against transformers 5.24.0 in
+``tests/test_hf_agreement.py``.
 """
 
 import math
 
 
 def yarn_mscale(scale, mscale=1.0):
-    r"""YaRN's temperature for a context extended ``s`` times: ``0.1 m ln s + 1``, and 1 if ``s <= 1``.
+    r"""YaRN's temperature for a context extended ``s`` times: 
+    ``0.1 m ln s + 1``, and 1 if ``s <= 1``.
 
     .. math::
         \mu(s, m) = \begin{cases} 0.1\, m \ln s + 1 & s > 1 \\ 1 & s \le 1 \end{cases}
@@ -55,19 +58,20 @@ def yarn_mscale(scale, mscale=1.0):
 def deepseek_yarn_scales(factor, mscale, mscale_all_dim, qk_head_dim):
     r"""DeepSeek's two YaRN temperatures: the factor on cos and sin, and the softmax scale.
 
-    As Hugging Face transformers computes them (``mscale`` and ``mscale_all_dim`` absent or 0 count as
-    unset):
+    As Hugging Face transformers computes them (``mscale`` and ``mscale_all_dim`` absent or 0 count
+    as unset):
 
     .. math::
         a = \begin{cases} \mu(s, m) / \mu(s, m_{all}) & m \text{ and } m_{all} \text{ set} \\
                           \mu(s, 1) & \text{otherwise} \end{cases}
         \qquad
         \text{softmax\_scale} = \frac{1}{\sqrt{d_{qk}}} \cdot
-            \begin{cases} \mu(s, m_{all})^2 & m_{all} \text{ set} \\ 1 & \text{otherwise} \end{cases}
+            \begin{cases} \mu(s, m_{all})^2 & m_{all} \text{ set} \\
+                          1 & \text{otherwise} \end{cases}
 
     with :math:`\mu` = :func:`yarn_mscale`. DeepSeek's own code divides by :math:`\mu(s, m_{all})`
-    whenever ``m`` is set; HF falls back to :math:`\mu(s, 1)` when ``m_all`` is unset. The two differ
-    only for ``m`` set and ``m_all`` unset, which no released checkpoint uses.
+    whenever ``m`` is set; HF falls back to :math:`\mu(s, 1)` when ``m_all`` is unset. The two
+    differ only for ``m`` set and ``m_all`` unset, which no released checkpoint uses.
 
     Parameters
     ----------
@@ -88,8 +92,8 @@ def deepseek_yarn_scales(factor, mscale, mscale_all_dim, qk_head_dim):
     Raises
     ------
     ValueError
-        If ``factor <= 0``, `mscale` or `mscale_all_dim` is negative, or `qk_head_dim` is not an integer
-        >= 1.
+        If ``factor <= 0``, `mscale` or `mscale_all_dim` is negative, or `qk_head_dim` is not an
+        integer >= 1.
 
     Examples
     --------

@@ -2,11 +2,12 @@
 
 Dynamic NTK scaling (``rope_type="dynamic"``) and LongRoPE (``rope_type="longrope"``) choose their
 frequencies from the current length. A KV cache stores keys already rotated, so each key keeps the
-frequencies of the step that computed it: after a prefill of ``P`` tokens and decoding one token at a
-time, the cache mixes keys rotated for ``P`` tokens, ``P + 1``, ... while the newest query is rotated for
-the newest length. This is what Hugging Face transformers does (``modeling_rope_utils.dynamic_rope_update``:
-the frequencies are recomputed in the forward pass from ``max(position_ids) + 1``, and the cache is left
-as it is), checked against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
+frequencies of the step that computed it: after a prefill of ``P`` tokens and decoding one token at
+a time, the cache mixes keys rotated for ``P`` tokens, ``P + 1``, ... while the newest query is
+rotated for the newest length. This is what Hugging Face transformers does
+(``modeling_rope_utils.dynamic_rope_update``: the frequencies are recomputed in the forward pass
+from ``max(position_ids) + 1``, and the cache is left as it is), checked against transformers 5.24.0
+in ``tests/test_hf_agreement.py``.
 
 The rotation is the half-split (``rotate_half``) layout of HF's Llama: pair ``t`` is dimensions
 ``(t, t + d/2)``.
@@ -16,11 +17,12 @@ import numpy as np
 
 
 def rotation_lengths(num_tokens, prompt_len):
-    r"""The sequence length each cached key was rotated for: ``P`` for the prompt, ``t + 1`` after it.
+    r"""The sequence length each cached key was rotated for: ``P`` for the prompt,
+    ``t + 1`` after it.
 
-    The prompt's ``P`` tokens are computed in one forward pass, whose length is ``P``; then the token at
-    position ``t >= P`` is computed alone, in a pass whose length is ``t + 1`` (its position ids end at
-    ``t``):
+    The prompt's ``P`` tokens are computed in one forward pass, whose length is ``P``; then the
+    token at position ``t >= P`` is computed alone, in a pass whose length is ``t + 1`` (its
+    position ids end at ``t``):
 
     .. math::
         \ell_t = \begin{cases} P & t < P \\ t + 1 & t \ge P \end{cases}
@@ -39,8 +41,8 @@ def rotation_lengths(num_tokens, prompt_len):
     Raises
     ------
     ValueError
-        If `num_tokens` or `prompt_len` is not an integer, ``num_tokens < 1``, or `prompt_len` is not
-        in ``[1, num_tokens]``.
+        If `num_tokens` or `prompt_len` is not an integer, ``num_tokens < 1``, or `prompt_len` is
+        not in ``[1, num_tokens]``.
 
     Examples
     --------
@@ -57,7 +59,8 @@ def rotation_lengths(num_tokens, prompt_len):
 
 
 def cached_keys(keys, prompt_len, inv_freq_for_length):
-    r"""The keys a KV cache holds after a prefill of `prompt_len` tokens and decoding the rest one by one.
+    r"""The keys a KV cache holds after a prefill of `prompt_len` tokens
+    and decoding the rest one by one.
 
     Key ``t`` (at position ``t``) is rotated with the frequencies of the length it was computed at,
     ``theta^{(l_t)} = inv_freq_for_length(l_t)`` with ``l_t`` from :func:`rotation_lengths`, in the
@@ -75,8 +78,8 @@ def cached_keys(keys, prompt_len, inv_freq_for_length):
         ``P``, with ``1 <= P <= N``.
     inv_freq_for_length : callable
         ``inv_freq_for_length(length)`` returns the ``d/2`` inverse frequencies for a sequence of
-        ``length`` tokens (for dynamic NTK, ``dynamic_ntk_inv_freq(d, b, s, L, length)``). It is called
-        once for each distinct length.
+        ``length`` tokens (for dynamic NTK, ``dynamic_ntk_inv_freq(d, b, s, L, length)``). It is
+        called once for each distinct length.
 
     Returns
     -------
@@ -91,8 +94,8 @@ def cached_keys(keys, prompt_len, inv_freq_for_length):
 
     Examples
     --------
-    Frequencies that halve once the length passes 2: the key at position 2, decoded at length 3, turns
-    by ``2 * 0.5`` radians instead of 2.
+    Frequencies that halve once the length passes 2: the key at position 2, decoded at length 3,
+    turns by ``2 * 0.5`` radians instead of 2.
 
     >>> keys = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
     >>> print(np.round(cached_keys(keys, 2, lambda n: np.array([1.0 if n <= 2 else 0.5])), 4))
@@ -128,11 +131,13 @@ def cached_keys(keys, prompt_len, inv_freq_for_length):
 
 
 def stale_keys(num_tokens, prompt_len, original_max_position):
-    r"""Which cached keys dynamic NTK scaling rotated with other frequencies than the newest query's.
+    r"""Which cached keys dynamic NTK scaling rotated with other frequencies
+    than the newest query's.
 
     Dynamic NTK's frequencies depend on ``max(length, L)`` alone (``L`` the pretraining length) and
-    change with it (for a factor ``> 1``). After the token at position ``N - 1``, the query is rotated
-    for length ``N``; key ``t`` was rotated for ``l_t`` (:func:`rotation_lengths`), so it is stale when
+    change with it (for a factor ``> 1``). After the token at position ``N - 1``, the query is
+    rotated for length ``N``; key ``t`` was rotated for ``l_t`` (:func:`rotation_lengths`), so it is
+    stale when
 
     .. math::
         \max(\ell_t, L) \ne \max(N, L)

@@ -1,10 +1,11 @@
 """LongRoPE (Ding et al. 2024, "LongRoPE: Extending LLM Context Window Beyond 2 Million Tokens"), as
-Phi-3 and later ship it: a searched factor per frequency, one set for short sequences and one for long,
-chosen by the current length, and an attention factor from the extension ratio.
+Phi-3 and later ship it: a searched factor per frequency, one set for short sequences and one for
+long, chosen by the current length, and an attention factor from the extension ratio.
 
-Hugging Face transformers: ``rope_type="longrope"``, ``modeling_rope_utils._compute_longrope_parameters``
-(the factors and the attention factor) and ``dynamic_rope_update``'s ``longrope_frequency_update`` (the
-switch at run time). Checked against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
+Hugging Face transformers: ``rope_type="longrope"``,
+``modeling_rope_utils._compute_longrope_parameters`` (the factors and the attention factor) and
+``dynamic_rope_update``'s ``longrope_frequency_update`` (the switch at run time). Checked against
+transformers 5.24.0 in ``tests/test_hf_agreement.py``.
 """
 
 import math
@@ -15,8 +16,8 @@ import numpy as np
 def longrope_attention_factor(factor, original_max_position):
     r"""LongRoPE's default attention factor: what cos and sin are multiplied by.
 
-    With the extension ratio ``s`` (``max_position_embeddings / original_max_position_embeddings``) and
-    the pretraining length ``L``:
+    With the extension ratio ``s`` (``max_position_embeddings / original_max_position_embeddings``)
+    and the pretraining length ``L``:
 
     .. math::
         a = \sqrt{1 + \frac{\ln s}{\ln L}} \quad (s > 1), \qquad a = 1 \quad (s \le 1)
@@ -58,13 +59,13 @@ def longrope_attention_factor(factor, original_max_position):
     return math.sqrt(1 + math.log(factor) / math.log(original_max_position))
 
 
-def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_position, max_position,
-                      seq_len, *, factor=None, attention_factor=None):
+def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_position,
+                      max_position, seq_len, *, factor=None, attention_factor=None):
     r"""LongRoPE's inverse frequencies for a sequence of `seq_len` tokens, and its attention factor.
 
-    Pair ``t`` of the plain RoPE frequencies ``b^(-2t/d)`` is divided by its own factor ``f_t``: from
-    `long_factor` once the sequence is longer than the pretraining length ``L``, from `short_factor`
-    up to ``L`` (and when no length is given, as at a model's start):
+    Pair ``t`` of the plain RoPE frequencies ``b^(-2t/d)`` is divided by its own factor ``f_t``:
+    from `long_factor` once the sequence is longer than the pretraining length ``L``, from
+    `short_factor` up to ``L`` (and when no length is given, as at a model's start):
 
     .. math::
         \theta'_t = \frac{1}{f_t\, b^{2t/d}}, \qquad
@@ -72,7 +73,8 @@ def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_po
                           \text{short\_factor} & \text{otherwise} \end{cases}
 
     The attention factor is :func:`longrope_attention_factor` of ``s = max_position / L`` (`factor`,
-    if given, replaces ``s``; `attention_factor`, if given, replaces the result), whatever the length.
+    if given, replaces ``s``; `attention_factor`, if given, replaces the result), whatever the
+    length.
 
     Parameters
     ----------
@@ -85,7 +87,8 @@ def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_po
     original_max_position : int
         ``L`` >= 2, the pretraining length (``original_max_position_embeddings``).
     max_position : int or None
-        The extended length (``max_position_embeddings``), >= 1; may be None only if `factor` is given.
+        The extended length (``max_position_embeddings``), >= 1; may be None only if `factor` is
+        given.
     seq_len : int or None
         The current sequence length (>= 1), or None.
     factor : float, optional

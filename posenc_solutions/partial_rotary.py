@@ -1,13 +1,16 @@
-"""Partial rotary embeddings: RoPE on a fraction of each head, two ways that touch different dimensions.
+"""Partial rotary embeddings: RoPE on a fraction of each head, two ways that touch
+different dimensions.
 
-- **The first dimensions** (GPT-NeoX's ``rotary_pct``, Phi's and many others' ``partial_rotary_factor``):
-  the first ``r = int(d * p)`` dimensions of a head rotate as a RoPE of dimension ``r`` (its own
-  frequencies ``b^(-2t/r)``, pairs ``(t, t + r/2)``); the other ``d - r`` pass through. Hugging Face
-  transformers: ``models/gpt_neox/modeling_gpt_neox.py``, ``apply_rotary_pos_emb`` (``q[..., :rotary_dim]``)
-  with ``compute_default_rope_parameters`` (``dim = int(head_dim * partial_rotary_factor)``).
-- **Proportional** (Gemma 4's global layers, ``rope_type="proportional"``): the RoPE of the whole head,
-  dimension ``d`` and pairs ``(t, t + d/2)``, but only its ``int(p d // 2)`` fastest pairs turn; the slow
-  ones get frequency 0. Hugging Face transformers: ``modeling_rope_utils._compute_proportional_rope_parameters``.
+- **The first dimensions** (GPT-NeoX's ``rotary_pct``, Phi's and many others'
+  ``partial_rotary_factor``): the first ``r = int(d * p)`` dimensions of a head rotate as a RoPE of
+  dimension ``r`` (its own frequencies ``b^(-2t/r)``, pairs ``(t, t + r/2)``); the other ``d - r``
+  pass through. Hugging Face transformers: ``models/gpt_neox/modeling_gpt_neox.py``,
+  ``apply_rotary_pos_emb`` (``q[..., :rotary_dim]``) with ``compute_default_rope_parameters``
+  (``dim = int(head_dim * partial_rotary_factor)``).
+- **Proportional** (Gemma 4's global layers, ``rope_type="proportional"``): the RoPE of the whole
+  head, dimension ``d`` and pairs ``(t, t + d/2)``, but only its ``int(p d // 2)`` fastest pairs
+  turn; the slow ones get frequency 0. Hugging Face transformers:
+  ``modeling_rope_utils._compute_proportional_rope_parameters``.
 
 Both are checked against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
 """
@@ -19,8 +22,8 @@ def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
     r"""RoPE on the first ``r = int(d * p)`` dimensions of each head, as GPT-NeoX and Phi do.
 
     The first ``r`` dimensions are a RoPE of dimension ``r`` in the half-split layout; the rest are
-    returned unchanged. For ``t = 0 .. r/2 - 1``, with ``theta_t = b^(-2t/r)`` and the token's position
-    ``m``:
+    returned unchanged. For ``t = 0 .. r/2 - 1``, with ``theta_t = b^(-2t/r)`` and the token's
+    position ``m``:
 
     .. math::
         x'_t = x_t \cos m\theta_t - x_{t + r/2} \sin m\theta_t, \qquad
@@ -46,13 +49,13 @@ def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
     Raises
     ------
     ValueError
-        If ``x.ndim < 2``, `positions` does not have shape ``(L,)``, `partial_rotary_factor` is not in
-        ``(0, 1]``, or ``int(d * p)`` is odd or < 2.
+        If ``x.ndim < 2``, `positions` does not have shape ``(L,)``, `partial_rotary_factor` is not
+        in ``(0, 1]``, or ``int(d * p)`` is odd or < 2.
 
     Examples
     --------
-    Half of a 4-dimensional head rotates: dimensions 0 and 1 are one pair, at position pi/2 turning by
-    pi/2 * theta_0 = pi/2.
+    Half of a 4-dimensional head rotates: dimensions 0 and 1 are one pair, at position pi/2 turning
+    by pi/2 * theta_0 = pi/2.
 
     >>> print(np.round(apply_partial_rotary([[1.0, 0.0, 5.0, 7.0]], [np.pi / 2], 0.5), 4))
     [[0. 1. 5. 7.]]
@@ -80,11 +83,12 @@ def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
 
 
 def apply_proportional_rope(x, positions, partial_rotary_factor, base=10000.0):
-    r"""Proportional RoPE (Gemma 4): the whole head's RoPE, with only its ``n`` fastest pairs turning.
+    r"""Proportional RoPE (Gemma 4): the whole head's RoPE, with only its
+    ``n`` fastest pairs turning.
 
     The pairs are those of a RoPE of dimension ``d``, ``(t, t + d/2)``, and the frequencies keep the
-    whole head's spacing, ``theta_t = b^(-2t/d)``; pairs ``t >= n = int(p d // 2)`` get frequency 0 and
-    are returned unchanged:
+    whole head's spacing, ``theta_t = b^(-2t/d)``; pairs ``t >= n = int(p d // 2)`` get frequency 0
+    and are returned unchanged:
 
     .. math::
         \theta_t = \begin{cases} b^{-2t/d} & t < n \\ 0 & t \ge n \end{cases}
@@ -113,7 +117,8 @@ def apply_proportional_rope(x, positions, partial_rotary_factor, base=10000.0):
 
     Examples
     --------
-    Half of a 4-dimensional head: pair 0, dimensions (0, 2), turns; pair 1, dimensions (1, 3), does not.
+    Half of a 4-dimensional head: pair 0, dimensions (0, 2), turns; pair 1, dimensions (1, 3), does
+    not.
 
     >>> print(np.round(apply_proportional_rope([[1.0, 5.0, 0.0, 7.0]], [np.pi / 2], 0.5), 4))
     [[0. 5. 1. 7.]]

@@ -1,12 +1,13 @@
 """Reading a model's ``config.json``: which RoPE it uses, and Llama 3.1's three frequency bands.
 
-A checkpoint states its position scheme in a few keys of ``config.json``, spelled three ways over the
-years: ``"rope_scaling": {"type": ...}`` (2023), ``"rope_scaling": {"rope_type": ...}`` (2024) and
-``"rope_parameters": {...}`` with ``rope_theta`` inside (transformers 5). Hugging Face transformers reads
-all three into one dict, ``config.rope_parameters`` (``modeling_rope_utils.RotaryEmbeddingConfigMixin``:
-``convert_rope_params_to_dict`` and ``standardize_rope_params``), then picks the function of its
-``rope_type`` from ``ROPE_INIT_FUNCTIONS``. This module does the same for a flat (not per-layer) config,
-and is checked against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
+A checkpoint states its position scheme in a few keys of ``config.json``, spelled three ways over
+the years: ``"rope_scaling": {"type": ...}`` (2023), ``"rope_scaling": {"rope_type": ...}`` (2024)
+and ``"rope_parameters": {...}`` with ``rope_theta`` inside (transformers 5). Hugging Face
+transformers reads all three into one dict, ``config.rope_parameters``
+(``modeling_rope_utils.RotaryEmbeddingConfigMixin``: ``convert_rope_params_to_dict`` and
+``standardize_rope_params``), then picks the function of its ``rope_type`` from
+``ROPE_INIT_FUNCTIONS``. This module does the same for a flat (not per-layer) config, and is checked
+against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
 """
 
 import math
@@ -16,8 +17,9 @@ import numpy as np
 from .longrope import longrope_inv_freq
 from .rope_scaling import dynamic_ntk_inv_freq, linear_scaled_inv_freq, llama3_inv_freq, yarn_inv_freq
 
-#: The ``rope_type`` values this module reads, and the keys each needs in ``rope_parameters`` beyond the pretraining
-#: length, which :func:`rope_parameters_from_config` always finds for the types that need it, or refuses.
+#: The ``rope_type`` values this module reads, and the keys each needs in ``rope_parameters``
+#: beyond the pretraining length, which :func:`rope_parameters_from_config` always finds for the
+#: types that need it, or refuses.
 ROPE_TYPES = {
     "default": (),
     "linear": ("factor",),
@@ -31,18 +33,18 @@ ROPE_TYPES = {
 def rope_parameters_from_config(config):
     r"""The RoPE settings of a ``config.json``, in transformers 5's one spelling.
 
-    The rules, in order (those of HF's ``convert_rope_params_to_dict`` and ``standardize_rope_params``
-    for a flat config):
+    The rules, in order (those of HF's ``convert_rope_params_to_dict`` and
+    ``standardize_rope_params`` for a flat config):
 
-    1. The settings dict is ``config["rope_scaling"]`` if present and not empty (the older key), else
-       ``config["rope_parameters"]``, else ``{}``. It is copied: `config` is not modified.
+    1. The settings dict is ``config["rope_scaling"]`` if present and not empty (the older key),
+       else ``config["rope_parameters"]``, else ``{}``. It is copied: `config` is not modified.
     2. ``rope_type`` is the dict's ``rope_type``, else its older ``type``, else ``"default"``.
     3. ``rope_theta`` is the dict's, else ``config["rope_theta"]``, else ``10000.0``.
     4. ``partial_rotary_factor``: the dict's, else ``config["partial_rotary_factor"]`` if present
        (absent means 1: every dimension rotates).
-    5. For ``llama3``, ``yarn`` and ``longrope``, ``original_max_position_embeddings`` (the pretraining
-       length) is ``config["original_max_position_embeddings"]`` if the config has that key at top level
-       (Phi-3 keeps it there; it wins over the dict's), else the dict's, else
+    5. For ``llama3``, ``yarn`` and ``longrope``, ``original_max_position_embeddings`` (the
+       pretraining length) is ``config["original_max_position_embeddings"]`` if the config has that
+       key at top level (Phi-3 keeps it there; it wins over the dict's), else the dict's, else
        ``config["max_position_embeddings"]``.
 
     Every other key of the dict is kept as it is.
@@ -70,7 +72,8 @@ def rope_parameters_from_config(config):
 
     >>> llama31 = {"rope_theta": 500000.0, "max_position_embeddings": 131072,
     ...            "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-    ...                             "original_max_position_embeddings": 8192, "rope_type": "llama3"}}
+    ...                             "original_max_position_embeddings": 8192,
+    ...                             "rope_type": "llama3"}}
     >>> settings = rope_parameters_from_config(llama31)
     >>> settings["rope_type"], settings["rope_theta"], settings["original_max_position_embeddings"]
     ('llama3', 500000.0, 8192)
@@ -102,7 +105,8 @@ def rope_parameters_from_config(config):
 
 
 def head_dim_from_config(config):
-    r"""The head dimension of a ``config.json``: ``head_dim``, else ``hidden_size // num_attention_heads``.
+    r"""The head dimension of a ``config.json``: ``head_dim``, else
+    ``hidden_size // num_attention_heads``.
 
     Parameters
     ----------
@@ -116,7 +120,8 @@ def head_dim_from_config(config):
     Raises
     ------
     ValueError
-        If `config` has no (non-null) ``head_dim`` and lacks ``hidden_size`` or ``num_attention_heads``.
+        If `config` has no (non-null) ``head_dim`` and lacks ``hidden_size`` or
+        ``num_attention_heads``.
 
     Examples
     --------
@@ -137,15 +142,16 @@ def inv_freq_from_config(config, seq_len=None):
 
     Reads the settings with :func:`rope_parameters_from_config`, rotates the first
     ``rotary_dim = int(head_dim * partial_rotary_factor)`` dimensions, and calls the rule of its
-    ``rope_type``, as ``ROPE_INIT_FUNCTIONS[rope_type](config, device, seq_len)`` does in transformers 5:
+    ``rope_type``, as ``ROPE_INIT_FUNCTIONS[rope_type](config, device, seq_len)`` does in
+    transformers 5:
 
     - ``default``: ``b^(-2t/rotary_dim)``; attention factor 1;
     - ``linear``: :func:`~posenc_solutions.rope_scaling.linear_scaled_inv_freq`;
     - ``dynamic``: :func:`~posenc_solutions.rope_scaling.dynamic_ntk_inv_freq`, with the config's
       ``max_position_embeddings`` as the trained length and `seq_len` (``None``: that length);
-    - ``yarn``: :func:`~posenc_solutions.rope_scaling.yarn_inv_freq` (no ``mscale`` keys), ``factor``
-      defaulting to ``max_position_embeddings / original_max_position_embeddings``, and an
-      ``attention_factor`` key, if given, replacing the computed one;
+    - ``yarn``: :func:`~posenc_solutions.rope_scaling.yarn_inv_freq` (no ``mscale`` keys),
+      ``factor`` defaulting to ``max_position_embeddings / original_max_position_embeddings``, and
+      an ``attention_factor`` key, if given, replacing the computed one;
     - ``longrope``: :func:`~posenc_solutions.longrope.longrope_inv_freq`;
     - ``llama3``: :func:`~posenc_solutions.rope_scaling.llama3_inv_freq`; attention factor 1.
 
@@ -166,8 +172,8 @@ def inv_freq_from_config(config, seq_len=None):
     Raises
     ------
     ValueError
-        As :func:`rope_parameters_from_config` and :func:`head_dim_from_config`, if a key the type needs
-        is missing, if the ``yarn`` settings have ``mscale`` (DeepSeek's variant:
+        As :func:`rope_parameters_from_config` and :func:`head_dim_from_config`, if a key the type
+        needs is missing, if the ``yarn`` settings have ``mscale`` (DeepSeek's variant:
         :mod:`posenc_solutions.deepseek_yarn`), and as the rule of the type.
 
     Examples
@@ -224,14 +230,15 @@ def inv_freq_from_config(config, seq_len=None):
                            settings["high_freq_factor"], settings["original_max_position_embeddings"]), 1.0
 
 
-def llama3_frequency_bands(head_dim, base, low_freq_factor, high_freq_factor, original_max_position):
+def llama3_frequency_bands(head_dim, base, low_freq_factor, high_freq_factor,
+                           original_max_position):
     r"""Which of Llama 3.1's three rules each RoPE pair follows: 0 kept, 1 blended, 2 divided.
 
-    Pair ``t`` turns once every ``lambda_t = 2 pi / theta_t`` tokens, ``theta_t = b^(-2t/d)``. With the
-    pretraining length ``L``, ``rope_type="llama3"`` (HF ``_compute_llama3_parameters``) keeps the pairs
-    with ``lambda_t < L / high_freq_factor`` (band 0: they turn many times within ``L``), divides by
-    ``factor`` those with ``lambda_t > L / low_freq_factor`` (band 2: less than ``low_freq_factor``
-    turns), and blends the rest (band 1), including both thresholds:
+    Pair ``t`` turns once every ``lambda_t = 2 pi / theta_t`` tokens, ``theta_t = b^(-2t/d)``. With
+    the pretraining length ``L``, ``rope_type="llama3"`` (HF ``_compute_llama3_parameters``) keeps
+    the pairs with ``lambda_t < L / high_freq_factor`` (band 0: they turn many times within ``L``),
+    divides by ``factor`` those with ``lambda_t > L / low_freq_factor`` (band 2: less than
+    ``low_freq_factor`` turns), and blends the rest (band 1), including both thresholds:
 
     .. math::
         \text{band}_t = \begin{cases}
@@ -266,8 +273,8 @@ def llama3_frequency_bands(head_dim, base, low_freq_factor, high_freq_factor, or
 
     Examples
     --------
-    Llama 3.1 (d = 128, b = 500000, alpha = 1, beta = 4, L = 8192): the wavelength passes 2048 tokens
-    after pair 28, and 8192 after pair 34.
+    Llama 3.1 (d = 128, b = 500000, alpha = 1, beta = 4, L = 8192): the wavelength passes 2048
+    tokens after pair 28, and 8192 after pair 34.
 
     >>> bands = llama3_frequency_bands(128, 500000.0, 1.0, 4.0, 8192)
     >>> np.bincount(bands).tolist()

@@ -12,7 +12,7 @@ import time
 import nbformat
 import pytest
 
-from posenc_course.layout import ROOT
+from posenc_course.layout import GRADED, ROOT, release_notebook
 from posenc_course.notebook import AuthoringError, check
 
 SPEC_NAME = "authoring/exercises.md"
@@ -90,8 +90,7 @@ def test_make_notebook_stops_with_the_located_mistakes_and_writes_nothing(tmp_pa
 
 #: The widest code line of a released notebook: wider ones scroll sideways in a JupyterLab cell.
 WIDEST_LINE = 100
-RELEASED = [ROOT / "release" / "posenc" / "exercises.ipynb", ROOT / "release" / "posenc-advanced" / "exercises.ipynb",
-            ROOT / "release" / "theory" / "theory.ipynb"]
+RELEASED = [*(release_notebook(assignment) for assignment in GRADED), ROOT / "release" / "theory" / "theory.ipynb"]
 
 
 @pytest.mark.parametrize("notebook", RELEASED, ids=lambda path: path.parent.name)
@@ -101,7 +100,7 @@ def test_released_code_fits_a_cell_without_scrolling(notebook):
     assert not wide, f"{len(wide)} code lines wider than {WIDEST_LINE} (cell, line): {wide[:3]}"
 
 
-@pytest.mark.parametrize("notebook", RELEASED[:2], ids=lambda path: path.parent.name)
+@pytest.mark.parametrize("notebook", RELEASED[:len(GRADED)], ids=lambda path: path.parent.name)
 def test_no_stub_shows_a_doubled_backslash(notebook):
     """Docstrings with LaTeX are raw strings: a stub shows `\\sin`, not `\\\\sin` (`\\\\` alone ends a matrix row)."""
     cells = nbformat.read(str(notebook), as_version=4).cells
