@@ -88,6 +88,8 @@ def accepted_survivors(path=ACCEPTED_FILE):
         elif line.startswith("## ") and not fenced:
             name = line[3:].strip()
             accepted[name] = ""
+        elif line.startswith("# ") and not fenced:  # a part's title, and its text, belong to no mutant
+            name = None
         elif name is not None and line.strip() and not fenced:
             accepted[name] = (accepted[name] + " " + line.strip()).strip()
     return accepted
