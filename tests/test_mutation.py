@@ -143,6 +143,8 @@ def test_every_explained_survivor_is_a_mutant_of_the_reference_with_a_reason():
     stale = set(accepted) - {m.name for a in GRADED for m in mutation.all_mutants(assignment=a)}
     assert not stale, f"authoring/mutants.md explains mutants that no longer exist: {sorted(stale)}"
     assert all(len(reason) > 40 and "```" not in reason for reason in accepted.values())
+    assert not [name for name, reason in accepted.items() if "assignment (`" in reason], \
+        "a part's title (# The second assignment (`posenc-advanced`)) was read as a survivor's reason"
 
 
 def test_the_report_counts_each_exercise_and_flags_an_unexplained_survivor():
