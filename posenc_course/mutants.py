@@ -198,7 +198,7 @@ def judge_in_process(mutants, assignment=ASSIGNMENT):
     import signal
 
     from .dryrun import run_against_reference
-    from .layout import exercise_of, is_test_cell, points_per_test_cell, source_notebook
+    from .layout import exercise_of, grade_id, is_test_cell, points_per_test_cell, source_notebook
     from .submissions import make_submission
 
     def score(mutant):
@@ -206,7 +206,7 @@ def judge_in_process(mutants, assignment=ASSIGNMENT):
                                    release_notebook=source_notebook(assignment))
         if mutant:
             notebook.cells = [cell for cell in notebook.cells if not is_test_cell(cell)
-                              or exercise_of(cell.metadata.nbgrader.grade_id) == mutant.exercise]
+                              or exercise_of(grade_id(cell)) == mutant.exercise]
         points = points_per_test_cell(notebook)
         signal.alarm(60)
         try:
@@ -403,7 +403,8 @@ def main(argv=None):
             "equivalent": [m.name for m in outcome.equivalent],
             "survived": [{"name": m.name, "key": m.key, "told_apart_by": t} for m, t in outcome.survived],
         }
-        failed += [assignment for m, _ in outcome.survived if m.name not in accepted][:1]
+        if any(m.name not in accepted for m, _ in outcome.survived):
+            failed.append(assignment)
     print("\n\n".join(tables) + f"\n\n{DETAILS}\n\n" + "\n\n".join(texts))
     if args.json:
         args.json.write_text(json.dumps(outcomes, indent=1))

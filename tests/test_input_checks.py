@@ -5,7 +5,7 @@ function that raises nothing where it should, or raises numpy's own ValueError o
 others: a width-1 table broadcasts, one position broadcasts over L, a float window side is rounded. For each
 such check of the reference solutions, of every graded assignment, the check is taken out
 (:func:`posenc_course.mutation.dropped_guards`) and the notebook's own test cells, hidden ones included, are
-judged against the result in this process (:func:`posenc_course.dryrun.run_against_reference`, the real
+judged against the result in this process (:func:`posenc_course.mutants.judge_in_process`, the real
 judge): a test cell of the function's exercise must fail.
 
 Some checks cannot be told apart this way, because the reference's next line turns away every input the
@@ -19,10 +19,9 @@ import numpy as np
 import pytest
 
 import posenc_solutions
-from posenc_course.dryrun import run_against_reference
-from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, exercise_functions, source_notebook
+from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, exercise_functions
+from posenc_course.mutants import judge_in_process
 from posenc_course.mutation import dropped_guards
-from posenc_course.submissions import make_submission
 
 
 #: ``{(assignment, mutant name): the reference's line that raises ValueError for every input the check rejects}``
@@ -45,19 +44,12 @@ CAUGHT_BY_THE_NEXT_LINE = {
 
 
 def surviving_dropped_checks(assignment):
-    """The names of the mutants of :func:`dropped_guards` that every test cell of their exercise passes."""
-    survivors = []
-    for exercise, names in exercise_functions(assignment).items():
-        for name in names:
-            for mutant in dropped_guards(getattr(posenc_solutions, name), exercise):
-                # the source notebook (its hidden tests included) with the mutant as the answer
-                changed = make_submission(functions={name: mutant.source},
-                                          release_notebook=source_notebook(assignment))
-                failed = [cell_id for cell_id, error in run_against_reference(changed).items()
-                          if error is not None and cell_id.startswith(f"{exercise}_")]
-                if not failed:
-                    survivors.append(mutant.name)
-    return survivors
+    """The names of the mutants of :func:`dropped_guards` that every test cell of their exercise passes, each
+    judged as ``make mutants --in-process`` judges a mutant (:func:`posenc_course.mutants.judge_in_process`)."""
+    dropped = [mutant for exercise, names in exercise_functions(assignment).items() for name in names
+               for mutant in dropped_guards(getattr(posenc_solutions, name), exercise)]
+    scores = judge_in_process(dropped, assignment)
+    return [mutant.name for mutant in dropped if scores[mutant.key][0] >= scores[mutant.key][1]]
 
 
 @pytest.mark.parametrize("assignment", [ASSIGNMENT, ADVANCED, CURRENT])
