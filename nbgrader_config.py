@@ -39,6 +39,10 @@ c.ClearSolutions.code_stub = {
     "python": '# YOUR CODE HERE\nraise NotImplementedError("not answered yet: write this function here, in place of this line")'}
 c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
 
+# A student's folder is untrusted input (hardened_grading/student_folder.py): links, FIFOs, sockets, devices and
+# hard links in submitted/ are removed and logged before anything is read (prepare_submission, which then
+# adopts a renamed notebook); after the kernel ends, the graded folder becomes the grader's own copy of its
+# regular files (c.ResilientExecute.max_files and max_folder_mb cap it); feedback is made from such folders only.
 # Hardened grading (hardened_grading/grading.py): an unreadable notebook is graded as the blank
 # release (0 points, reason logged and shown in its feedback); a lone renamed notebook is graded
 # as the assignment's one notebook (exercises.ipynb); and the graded notebook is the student's own, run once from top to bottom as
@@ -46,7 +50,7 @@ c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
 # edited, reordered or duplicated test cells change nothing, and the student's own cells stay once,
 # where they put them.
 c.Autograde.exporter_class = "hardened_grading.grading.TolerantNotebookExporter"
-c.Autograde.pre_convert_hook = "hardened_grading.grading.adopt_renamed_notebook"
+c.Autograde.pre_convert_hook = "hardened_grading.grading.prepare_submission"
 c.Autograde.sanitize_preprocessors = [
     "hardened_grading.restore.RestoreReleaseCells",
     "nbgrader.preprocessors.ClearOutput",
@@ -113,6 +117,7 @@ c.FeedbackSummary.hidden_messages = "auto"
 c.FeedbackSummary.part_pattern = EXERCISE_PATTERN
 c.FeedbackSummary.part_name = "exercise"
 c.GenerateFeedback.preprocessors = [
+c.GenerateFeedback.pre_convert_hook = "hardened_grading.grading.secure_graded_folder"
     "nbgrader.preprocessors.GetGrades",
     "hardened_grading.feedback.FeedbackSummary",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
@@ -124,3 +129,6 @@ c.GenerateFeedback.exporter_class = "hardened_grading.feedback.SummaryFirstHTMLE
 # release_feedback releases everyone's feedback it can: one submission placed by hand (no timestamp.txt
 # or submission_secret.txt) is named and skipped, not the end of the release (hardened_grading/exchange.py).
 c.ExchangeFactory.release_feedback = "hardened_grading.exchange.ReleaseFeedback"
+# collect copies what students submitted without following a link they left in the exchange, and without any
+# FIFO, socket or device (nbgrader's copies the files links point to, with the instructor's permissions).
+c.ExchangeFactory.collect = "hardened_grading.exchange.Collect"

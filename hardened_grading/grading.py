@@ -22,6 +22,7 @@
 import atexit
 import dataclasses
 import functools
+import io
 import json
 import logging
 import math
@@ -44,15 +45,17 @@ from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheckCellMetadat
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Integer, List, Unicode
 
-from . import ahead, judge, kernel
+from . import ahead, judge, kernel, student_folder
 from .restore import course_notebook, release_notebook
 from .kernel_link import KernelLink
-from .nbgrader_app import quiet_dependency_warnings
+from .nbgrader_app import linear_ignore_globs, quiet_dependency_warnings
 from .cells import META, UNREADABLE, course_root, engine_meta, is_test_cell
 from .cells import grade_id as _grade_id
 from .cells import nbgrader_meta as _meta
 
 log = logging.getLogger("hardened_grading")
+
+linear_ignore_globs()  # nbgrader's copies of a student's folder, in time linear in its files (nbgrader_app)
 
 
 UNREADABLE_WHAT_TO_DO = (
@@ -80,16 +83,18 @@ class TolerantNotebookExporter(NotebookExporter):
         quiet_dependency_warnings()  # the run's log: nbgrader's, not its dependencies' noise
 
     def from_filename(self, filename, resources=None, **kw):
-        try:
-            with open(filename, encoding="utf-8") as stream:
-                notebook = nbformat.read(stream, as_version=4)
-        except Exception as error:  # corrupt, truncated, empty, binary, invalid
+        try:  # never through a link, never waiting on a FIFO (hardened_grading.student_folder)
+            with student_folder.open_regular(filename) as stream:
+                notebook = nbformat.read(io.TextIOWrapper(stream, encoding="utf-8"), as_version=4)
+        except Exception as error:  # corrupt, truncated, empty, binary, invalid; a link or a special file
             student = (resources or {}).get("nbgrader", {}).get("student", "?")
             assignment = (resources or {}).get("nbgrader", {}).get("assignment", "?")
-            reason = (f"The file {Path(filename).name} is not a readable Jupyter notebook "
-                      f"({type(error).__name__}: {' '.join(str(error).split())[:200]}).")
-            self.log.error("hardened_grading: student %r: %s It is graded as the blank release: 0 points. "
-                           "The file itself is left untouched.", student, reason)
+            removed = _removed_at_start.get(os.path.abspath(filename))
+            what = removed or f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+            reason = (f"The file {student_folder.shown(Path(filename).name)} is not a readable Jupyter notebook "
+                      f"({what}).")
+            self.log.error("hardened_grading: student %r: %s It is graded as the blank release: 0 points. %s",
+                           student, reason, "" if removed else "The file itself is left untouched.")
             notebook_id = Path(filename).stem
             notebook = release_notebook(assignment, notebook_id)
             notebook.cells.insert(0, _reason_cell(reason))
@@ -100,6 +105,54 @@ class TolerantNotebookExporter(NotebookExporter):
             resources["metadata"] = ResourcesDict()
         resources["metadata"].update(name=Path(filename).stem, path=os.path.dirname(filename))
         return self.from_notebook_node(notebook, resources=resources, **kw)
+
+
+#: Notebooks that :func:`prepare_submission` removed from ``submitted/`` (a link, a FIFO): absolute path -> what it was.
+_removed_at_start = {}
+
+
+def prepare_submission(assignment, student, notebooks):
+    """Pre-convert hook of ``nbgrader autograde``: make the submission's folder in ``submitted/`` safe to read,
+    then :func:`adopt_renamed_notebook`.
+
+    The folder is untrusted input (an LMS download, files placed by hand, links that ``nbgrader collect``
+    kept): every entry that is not a regular file with one link, or a folder, is removed and logged
+    (:func:`hardened_grading.student_folder.remove_unsafe`), before nbgrader copies anything from it. So is
+    a student's folder, or the submission's folder, that is itself a link. A notebook removed so is graded
+    as an unreadable one: 0 points, the reason in its feedback.
+    """
+    if not notebooks:
+        return
+    submission = Path(notebooks[0]).absolute().parent
+    who = submission.parent.name
+    for folder in (submission.parent, submission):  # submitted/STUDENT, then submitted/STUDENT/ASSIGNMENT
+        why = student_folder.not_a_folder(folder)
+        if why:
+            log.error("hardened_grading: student %r: the submitted folder %s is %s: removed, not followed",
+                      student_folder.shown(who), student_folder.shown(folder), why)
+            student_folder.remove_entry(folder)
+            for path in notebooks:
+                _removed_at_start[os.path.abspath(path)] = f"the folder it is in, {folder.name}, was {why}"
+            return
+    removed = dict(student_folder.remove_unsafe(submission, who, "the submitted file"))
+    for path in notebooks:
+        why = removed.get(os.path.relpath(os.path.abspath(path), submission))
+        if why:
+            _removed_at_start[os.path.abspath(path)] = f"it was {why}; it was removed, not read"
+    notebooks[:] = [path for path in notebooks if os.path.lexists(path) or os.path.abspath(path) in _removed_at_start]
+    adopt_renamed_notebook(assignment, student, notebooks)
+
+
+def secure_graded_folder(assignment, student, notebooks):
+    """Pre-convert hook of ``nbgrader generate_feedback``: remove from the graded folder
+    (``autograded/STUDENT/ASSIGNMENT``), before nbgrader copies it into the feedback, every entry that is
+    not a regular file with one link, or a folder (:func:`hardened_grading.student_folder.remove_unsafe`).
+    Folders graded by this engine hold none (:meth:`ResilientExecute.preprocess`); one graded otherwise
+    may."""
+    if notebooks:
+        folder = Path(notebooks[0]).absolute().parent
+        student_folder.remove_unsafe(folder.parent, folder.parent.name, "the graded folder")
+        student_folder.remove_unsafe(folder, folder.parent.name, "the graded file")
 
 
 def adopt_renamed_notebook(assignment, student, notebooks):
@@ -167,6 +220,16 @@ class ResilientExecute(Execute):
         "Output (KiB) a cell may send back while grading; the rest is dropped, with a line that says so. "
         "nbgrader's LimitOutput then trims what is kept for the graded notebook.")).tag(config=True)
 
+    max_files = Integer(student_folder.MAX_FILES, min=1, help=(
+        "Files a graded folder (autograded/STUDENT/ASSIGNMENT) may hold once its kernel has ended, the notebook and "
+        "the course's own files included: the folder becomes a copy the grader makes of its regular files, the "
+        "first this many in sorted order (the notebooks at the top first); links, FIFOs, sockets, devices and "
+        "the files beyond are left out and logged. Feedback copies the folder, so this bounds its work too."
+        )).tag(config=True)
+    max_folder_mb = Integer(student_folder.MAX_FOLDER_MB, min=1, help=(
+        "MiB that the copy of a graded folder may hold in all (see max_files): the files that would take it "
+        "over are left out and logged.")).tag(config=True)
+
     kernel_name = Unicode(kernel.KERNEL_NAME, help=(
         "The grading kernel's name: the engine serves it (hardened_grading.kernel, sandboxed as set here) and "
         "installs it nowhere, so a student's JupyterLab never offers it. Change it only to tell this "
@@ -233,7 +296,13 @@ class ResilientExecute(Execute):
             problem = kernel.read_only_problem(path, course_root(folder))
             if problem:
                 raise ValueError(f"c.ResilientExecute.read_only_paths in nbgrader_config.py: {problem}")
-        return super().preprocess(nb, resources, km=km)
+        graded = super().preprocess(nb, resources, km=km)
+        if self._folder:
+            # The kernel has ended: what its code left in the folder is untrusted. The folder becomes the
+            # grader's own copy of its plain files, before nbgrader writes, chmods or copies anything there.
+            student_folder.replace_with_copy(self._folder, self.max_files, self.max_folder_mb,
+                                             who=self._info.get("student", ""))
+        return graded
 
     def kernel_arguments(self):
         """The grading kernel's command-line arguments: the instructor's ``extra_arguments``, then the
@@ -557,10 +626,10 @@ def mark_graded(assignment, student, notebooks):
     """
     if not notebooks:
         return
-    student = Path(notebooks[0]).resolve().parents[1].name  # nbgrader passes the --student pattern, not the id
+    student = Path(notebooks[0]).absolute().parents[1].name  # nbgrader passes the --student pattern, not the id
     folder = course_root() / "autograded" / student / assignment
-    if folder.is_dir():
-        (folder / GRADED_MARKER).write_text("graded\n")
+    if student_folder.plain_path(course_root(), folder / GRADED_MARKER) and folder.is_dir():
+        student_folder.write_new(folder / GRADED_MARKER, "graded\n")  # never through a link
 
 
 #: The start of a kernel's private folder's name, in the temporary folder: then the grader's pid, a dash, random.

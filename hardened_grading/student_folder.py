@@ -1,0 +1,301 @@
+"""A student's folder is untrusted input: what the grader does with one, it does without following a link.
+
+A submission's folder is written by people and programs the grader does not trust: the student, an LMS
+download, and above all the student's code, which runs in the kernel with that folder as its working
+folder (``autograded/STUDENT/ASSIGNMENT``, the only place its sandbox may write). Whatever it leaves there,
+nbgrader and this engine then read, write, chmod and copy as the grader's user (root in a container, the
+instructor on a hub): a symbolic link named ``exercises.ipynb`` would have nbgrader write the graded
+notebook, hidden tests included, wherever the link points; a link to the gradebook would have
+``generate_feedback`` copy it into the student's feedback; a FIFO would block the grader for ever.
+
+So, at each boundary, a folder is made of plain entries only: **regular files with one link, and folders**,
+each inside the folder. Anything else (a symbolic or hard link, a FIFO, a socket, a device) is refused,
+named in the log, and never opened, written or chmodded through.
+
+- :func:`remove_unsafe`: remove the entries that are not plain, in place. For ``submitted/`` when grading
+  starts (:func:`hardened_grading.grading.prepare_submission`), and for ``autograded/`` before feedback
+  is made from it.
+- :func:`replace_with_copy`: after the kernel has ended, the folder becomes a copy that the grader made
+  itself, of its plain entries only, at most ``max_files`` files and ``max_mb`` MiB
+  (:class:`hardened_grading.grading.ResilientExecute` calls it; the limits are its traitlets). A process of
+  the sandbox that somehow outlived its kernel is left holding the old folder, which is then removed: it
+  can no longer reach what the grader writes next.
+- :func:`open_regular` and :func:`write_new`: open a file to read only if it is a regular file, never
+  blocking on a FIFO; write one without following a link.
+
+Names of entries are shown with :func:`shown`, which escapes what a terminal would obey.
+"""
+
+import contextlib
+import errno
+import logging
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("hardened_grading")
+
+#: The defaults of ``ResilientExecute.max_files`` and ``ResilientExecute.max_folder_mb``: what one graded
+#: folder may hold, its notebook and the course's files included. A course's own files count too: raise
+#: them for a course whose assignments ship many or large files.
+MAX_FILES = 1000
+MAX_FOLDER_MB = 256
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+class UnsafeEntry(OSError):
+    """A path that the grader refuses to open: not a regular file with one link."""
+
+
+def shown(name):
+    """`name` as a log shows it: printable characters as they are, anything a terminal would obey escaped."""
+    return repr(str(name))[1:-1] if not str(name).isprintable() else str(name)
+
+
+def why_unsafe(status):
+    """Why an entry with ``lstat`` `status` is not plain, in a few words; None for a folder or a regular
+    file with one link."""
+    mode = status.st_mode
+    if stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISREG(mode):
+        return None if status.st_nlink == 1 else f"a hard link ({status.st_nlink} names for one file)"
+    for test, what in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return "not a regular file or folder"
+
+
+def _link_target(path):
+    try:
+        return f" to {shown(os.readlink(path))}"
+    except OSError:
+        return ""
+
+
+@dataclass
+class Scan:
+    """What :func:`scan` found in a folder: its plain entries (relative paths) and the others."""
+
+    folders: list = field(default_factory=list)  #: plain folders, parents before children
+    files: list = field(default_factory=list)  #: (relative path, size) of plain files
+    unsafe: list = field(default_factory=list)  #: (relative path, why) of everything else
+
+
+def scan(folder):
+    """The entries of `folder` (which must itself be a real folder), walked without following any link.
+
+    Raise :class:`UnsafeEntry` when `folder` itself is not a real folder (a link to one, say).
+    """
+    status = os.lstat(folder)
+    if not stat.S_ISDIR(status.st_mode):
+        raise UnsafeEntry(errno.ENOTDIR, f"not a folder but {why_unsafe(status)}{_link_target(folder)}", str(folder))
+    found = Scan()
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        try:
+            entries = sorted(os.scandir(os.path.join(folder, relative)), key=lambda entry: entry.name)
+        except OSError as error:  # removed meanwhile, or unreadable: its entries are not plain ones
+            found.unsafe.append((relative, f"unreadable ({error.strerror})"))
+            continue
+        for entry in entries:
+            path = os.path.join(relative, entry.name)
+            try:
+                status = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # gone meanwhile
+            why = why_unsafe(status)
+            if why is not None:
+                found.unsafe.append((path, why + _link_target(entry.path) if stat.S_ISLNK(status.st_mode) else why))
+            elif stat.S_ISDIR(status.st_mode):
+                found.folders.append(path)
+                pending.append(path)
+            else:
+                found.files.append((path, status.st_size))
+    found.folders.sort()
+    found.files.sort()
+    return found
+
+
+def not_a_folder(path):
+    """Why `path` is not a real folder (a link to one, say), in a few words; None for a real folder, or for
+    nothing at all."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(status.st_mode):
+        return None
+    return (why_unsafe(status) or "a file") + (_link_target(path) if stat.S_ISLNK(status.st_mode) else "")
+
+
+def remove_entry(path):
+    """Remove the entry at `path` without following it (a folder with its contents)."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)  # never follows a link: rmtree.avoids_symlink_attacks on Linux
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def remove_unsafe(folder, who="", where=""):
+    """Remove every entry of `folder` that is not plain (a link, a FIFO, a socket, a device, a hard link);
+    log each one (`who`: the student, `where`: what the folder is). Return the removed entries'
+    ``(relative path, why)``.
+
+    A `folder` that is itself a link or a special file is removed (the link, not what it points to).
+    """
+    try:
+        found = scan(folder)
+    except FileNotFoundError:
+        return []
+    except UnsafeEntry as error:
+        log.error("hardened_grading: student %r: %s %s is %s: removed, not followed", shown(who), where,
+                  shown(folder), error.strerror)
+        remove_entry(folder)
+        return [(".", error.strerror)]
+    for relative, why in found.unsafe:
+        log.error("hardened_grading: student %r: %s %s is %s: removed, not followed", shown(who), where,
+                  shown(os.path.join(folder, relative)), why)
+        remove_entry(os.path.join(folder, relative))
+    return found.unsafe
+
+
+def open_regular(path):
+    """Open `path` to read bytes, only if it is a regular file with one link; never follow a link, never
+    wait on a FIFO. Raise :class:`UnsafeEntry` (an OSError) otherwise, saying what it is."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ELOOP or os.path.islink(path):
+            raise UnsafeEntry(errno.ELOOP, f"a symbolic link{_link_target(path)}, not a file", str(path)) from None
+        raise
+    try:
+        why = why_unsafe(os.fstat(fd))
+        if why is not None or stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise UnsafeEntry(errno.EINVAL, f"{why or 'a folder'}, not a file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_new(path, data):
+    """Write `data` (bytes or str) to `path` as a new regular file of its own: whatever was at `path` (a
+    link, say) is replaced, never written through."""
+    data = data.encode() if isinstance(data, str) else data
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".hardened-grading-")
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)  # replaces a link itself, not what it points to
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def replace_with_copy(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
+    """Make `folder` a copy that the grader makes itself of its plain entries only, after the code that
+    wrote it has ended; return what was left out, ``[(relative path, why)]``, each also logged.
+
+    Left out: every entry that is not plain (:func:`why_unsafe`), the files beyond the first `max_files`
+    (in sorted order: the notebook first when it is at the top) and, once the copy holds `max_mb` MiB, the
+    files that would take it over. Folders are copied as folders; modes keep their permission bits only.
+    The old folder is renamed aside and removed; the copy takes its name. Raise :class:`UnsafeEntry` when
+    `folder` is itself no real folder.
+    """
+    folder = os.path.abspath(folder)
+    found = scan(folder)
+    left_out = list(found.unsafe)
+    budget = max_mb * 1024 * 1024
+    parent = os.path.dirname(folder)
+    copy = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(folder)}.copy-")
+    try:
+        os.chmod(copy, stat.S_IMODE(os.lstat(folder).st_mode) & 0o2777)  # mkdtemp made it 0700
+        for relative in found.folders:
+            os.mkdir(os.path.join(copy, relative))  # as nbgrader makes its folders: umask's mode
+        # the files at the top first (the notebooks), then deeper ones, each level sorted
+        files = sorted(found.files, key=lambda item: (item[0].count(os.sep), item[0]))
+        copied = 0
+        for relative, size in files:
+            if copied >= max_files:
+                left_out.append((relative, f"beyond the limit of {max_files} files (ResilientExecute.max_files)"))
+                continue
+            if size > budget:
+                left_out.append((relative, f"beyond the limit of {max_mb} MiB in all (ResilientExecute.max_folder_mb)"))
+                continue
+            try:
+                with open_regular(os.path.join(folder, relative)) as source:
+                    mode = stat.S_IMODE(os.fstat(source.fileno()).st_mode) & 0o777
+                    written = _copy_bounded(source, os.path.join(copy, relative), budget)
+            except UnsafeEntry as error:  # it changed since the scan
+                left_out.append((relative, error.strerror))
+                continue
+            except FileNotFoundError:
+                continue
+            if written is None:
+                left_out.append((relative, f"beyond the limit of {max_mb} MiB in all (ResilientExecute.max_folder_mb)"))
+                continue
+            os.chmod(os.path.join(copy, relative), mode | 0o600)
+            budget -= written
+            copied += 1
+        aside = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(folder)}.old-")
+        os.replace(folder, os.path.join(aside, "folder"))
+        os.replace(copy, folder)
+    except BaseException:
+        shutil.rmtree(copy, ignore_errors=True)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
+    for relative, why in left_out:
+        log.error("hardened_grading: student %r: %s in the graded folder is %s: left out, not followed",
+                  shown(who), shown(os.path.join(folder, relative)), why)
+    return left_out
+
+
+def _copy_bounded(source, destination, budget):
+    """Copy the open `source` to a new file `destination`; return the bytes written, or None (and nothing
+    kept) when it holds more than `budget` bytes."""
+    written = 0
+    fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as target:
+        while chunk := source.read(1 << 20):
+            written += len(chunk)
+            if written > budget:
+                break
+            target.write(chunk)
+    if written > budget:
+        os.unlink(destination)
+        return None
+    return written
+
+
+def plain_path(root, path):
+    """Whether every folder from `root` (trusted) down to `path` is a real folder, not a link: so that
+    opening `path` cannot lead outside `root`. `path` itself is not checked (see :func:`open_regular`)."""
+    root, path = Path(root).absolute(), Path(path).absolute()
+    try:
+        parts = path.parent.relative_to(root).parts
+    except ValueError:
+        return False
+    current = root
+    for part in parts:
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
