@@ -10,3 +10,8 @@ per check (``ResilientExecute.credit_per_check``).
 The engine knows a course only through nbgrader's metadata and its configuration: it never imports a
 course's own code.
 """
+
+from .terminal import escape_log_records
+
+# Whatever a student wrote is escaped before this process's logs show it (hardened_grading/terminal.py).
+escape_log_records()

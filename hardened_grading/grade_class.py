@@ -51,6 +51,7 @@ from . import ahead
 from .cells import course_root
 from .kernel import die_with_parent
 from .nbgrader_app import load_config, nbgrader_api, nbgrader_env
+from .terminal import INDENT, escape, log_text
 
 PROGRAM = "hardened-grade"  #: the command, as its messages name it (a course may give it its own name)
 
@@ -273,9 +274,10 @@ def work(course, db_url, log_path, connection, parent):
             else:
                 outcome = Outcome(student, "graded", seconds,
                                   problems=problems_of(course, student, assignment, part_of))
-            with open(log_path, "a") as log:
+            with open(log_path, "a") as log:  # nbgrader's log and error may quote what the student wrote
+                error = result.get("error", "")
                 log.write(f"\n=== {student}: {outcome.status} in {seconds:.1f} s (worker {os.getpid()})\n"
-                          + result.get("log", "") + result.get("error", ""))
+                          + escape(result.get("log", ""), indent="") + (INDENT + log_text(error) if error else ""))
             connection.send(outcome)
     except Stopped:
         _end_worker()
@@ -424,13 +426,13 @@ class Progress:
             else:
                 self.bar.update(1)
             if outcome.status == "failed":
-                self.bar.write(f"{outcome.student}: FAILED: {outcome.reason}", file=self.stream)
+                self.bar.write(escape(f"{outcome.student}: FAILED: {outcome.reason}"), file=self.stream)
             for what, where, why in outcome.problems:
-                self.bar.write(f"{outcome.student}: {what}: {where}", file=self.stream)
+                self.bar.write(escape(f"{outcome.student}: {what}: {where}"), file=self.stream)
             return
         width = len(str(self.total))
         if outcome.status == "skipped":
-            print(f"[{self.done:>{width}}/{self.total}] {outcome.student}: already graded, skipped",
+            print(escape(f"[{self.done:>{width}}/{self.total}] {outcome.student}: already graded, skipped"),
                   file=self.stream, flush=True)
             return
         elapsed = time.monotonic() - self.started
@@ -438,8 +440,8 @@ class Progress:
         left = ((self.total - self.done) - max(0, self.to_skip - self.skipped)) / rate if rate else 0.0
         what = (f"graded in {outcome.seconds:.1f} s" if outcome.status == "graded" else f"FAILED: {outcome.reason}")
         what += "".join(f"; {problem}: {where}" for problem, where, _ in outcome.problems)
-        print(f"[{self.done:>{width}}/{self.total}] {outcome.student}: {what}  "
-              f"({rate:.2f}/s, {duration(left)} left)", file=self.stream, flush=True)
+        print(escape(f"[{self.done:>{width}}/{self.total}] {outcome.student}: {what}  "
+                     f"({rate:.2f}/s, {duration(left)} left)"), file=self.stream, flush=True)
 
     def close(self):
         if self.bar is not None:
@@ -467,7 +469,7 @@ def summary(outcomes, seconds, jobs, log_path, assignment, shard=None, program=P
     lines.append(f"  failed:  {len(counts['failed'])}")
     lines += [f"    {o.student}: {o.reason}" for o in sorted(counts["failed"], key=lambda o: o.student)]
     lines.append(f"  log:     {log_path}")
-    return "\n".join(lines)
+    return "\n".join(escape(line) for line in lines)  # a reason or a problem may quote what a student wrote
 
 
 # The command ---------------------------------------------------------------------------------------

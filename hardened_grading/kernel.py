@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .cells import course_root
+from .terminal import capture_output
 
 KERNEL_NAME = "hardened-grading"
 # require: no sandbox, no kernel (grading a class); if-available: sandboxed where bubblewrap works,
@@ -674,6 +675,7 @@ def main():
     sandboxed = bool(os.environ.get("HARDENED_GRADING_IN_SANDBOX"))
     if not sandboxed:
         bind_to_grader(options.grader)
+        capture_output()  # what the kernel writes to its own stdout and stderr reaches the grader's escaped
     # ipykernel's application and kernel log through the logger named after IPKernelApp
     logging.getLogger("IPKernelApp").addFilter(_GraderInterruptFilter())
     if mode != "off" and not sandboxed:
