@@ -31,6 +31,7 @@ import nbformat
 
 from .course import load_config, nbgrader_api, nbgrader_env, new_course
 from hardened_grading.feedback import checks_by_exercise, shorten, tested_name
+from hardened_grading.terminal import escape
 from .layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
 
 LEARNER = "learner"
@@ -182,7 +183,7 @@ def format_result(scores, checks, untouched=frozenset(), shown=SHOWN_FAILURES, n
         lines.append(f"next: {(started or below)[0]}" + (
             ": the first started exercise below full marks; fix its first failed check first" if started
             else ": the first exercise not started"))
-    return "\n".join(lines)
+    return "\n".join(escape(line) for line in lines)  # a check's message may quote what the notebook's code wrote
 
 
 def _number(points):

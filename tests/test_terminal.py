@@ -71,7 +71,8 @@ def test_a_multi_line_log_text_keeps_its_lines_and_none_can_pass_for_a_record(te
 
 def test_escape_shows_each_control_as_its_code_and_leaves_other_text_alone():
     assert escape("\x1b]0;t\x07\r\n\u202e\x9b") == "\\x1b]0;t\\x07\\x0d\\x0a\\u202e\\x9b"
-    kept = "Positional encodings: sin(θ·p), 位置, naïve – α≤β, C:\\path\\x1b (a backslash, not an escape)\ttab"
+    kept = ("Positional encodings: sin(θ·p), 位置, naïve – α≤β, C:\\path\\x1b (a backslash, not an escape)"
+            "\ttab")
     assert escape(kept) == kept.replace("\t", "\\x09")
     assert escape(b"\x1b[2J caf\xc3\xa9 \xff") == "\\x1b[2J café \\xff"
     assert escape(ValueError("\x07")) == "\\x07"
@@ -130,7 +131,8 @@ HOSTILE_BYTES = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x08\r\u202e\n[AutogradeApp | INF
 def relayed(script, **kwargs):
     """Run `script` in a Python whose stdout and stderr go through :func:`capture_output` (as a grading kernel's
     do); return its CompletedProcess, with bytes."""
-    code = "from hardened_grading.terminal import capture_output\ncapture_output(**%r)\n" % kwargs + textwrap.dedent(script)
+    code = ("from hardened_grading.terminal import capture_output\ncapture_output(**%r)\n" % kwargs
+            + textwrap.dedent(script))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
 
 
@@ -176,7 +178,8 @@ def test_the_relay_is_needed():
 
 
 HOSTILE_OUTCOMES = [
-    Outcome("s1", "graded", 1.0, problems=(("ran out of memory", "cell ex02 (ex02)", f"\x1b]0;pwned\x07\x1b[2J\n{FAKE}"),)),
+    Outcome("s1", "graded", 1.0,
+            problems=(("ran out of memory", "cell ex02 (ex02)", f"\x1b]0;pwned\x07\x1b[2J\n{FAKE}"),)),
     Outcome("s2", "failed", 1.0, reason=f"ValueError: \x9b31m\u202e\r{FAKE}"),
     Outcome("s3", "graded", 1.0, problems=(("timed out", f"cell \x1b[2J\n{FAKE}", "why"),)),
 ]
@@ -205,3 +208,14 @@ def test_a_failure_reason_from_nbgraders_log_is_one_escaped_line():
     shown = summary([Outcome("s", "failed", 1.0, reason=reason)], 1.0, 1, "log", "ps1")
     assert not raw_controls(shown, newlines=True) and not forged(shown), shown
 
+
+
+def test_posenc_checks_table_shows_a_check_message_escaped():
+    """posenc-check (a learner's own notebook, lower risk) shares the escaping."""
+    from posenc_course.check import format_result
+
+    checks = {"ex01": [{"test": "ex01_test", "line": 3, "hidden": False, "passed": False,
+                        "message": f"got \x1b]0;pwned\x07\x1b[2J\r\n{FAKE}"}]}
+    shown = format_result({"ex01": (0.0, 2.0)}, checks, shown=None)
+    assert "\\x1b]0;pwned\\x07" in shown
+    assert not raw_controls(shown, newlines=True) and not forged(shown), shown
