@@ -187,7 +187,14 @@ def answer_text(request_text, namespace, ask_judge=None):
     except BaseException as error:  # noqa: B036
         reply = exception_description(error)
     reply["id"] = request.get("id") if isinstance(request, dict) else None
-    return json.dumps(reply)
+    text = json.dumps(reply)
+    limit = request.get("max_reply") if isinstance(request, dict) else None
+    if isinstance(limit, int) and len(text) > limit:  # the grader takes no more (ResilientExecute.max_reply_kb)
+        text = json.dumps({"status": "raised", "types": ["ReplyTooLarge", "Exception"], "traceback": [],
+                           "message": f"the value is {len(text) / 1024:,.0f} KiB as sent to the grader, over the "
+                                      f"{limit // 1024} KiB a reply may be (c.ResilientExecute.max_reply_kb)",
+                           "id": reply["id"]})
+    return text
 
 
 TARGET = "hardened_grading_judge"

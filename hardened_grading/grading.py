@@ -30,6 +30,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import traceback
 from pathlib import Path
 
@@ -43,11 +44,12 @@ from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheckCellMetadata
 from nbgrader.preprocessors import Execute
+import zmq
 from traitlets import Bool, Enum, Integer, List, Unicode
 
 from . import ahead, judge, kernel, student_folder
 from .restore import course_notebook, release_notebook
-from .kernel_link import KernelLink
+from .kernel_link import KernelLink, record_verdict
 from .nbgrader_app import linear_ignore_globs, quiet_dependency_warnings
 from .cells import META, UNREADABLE, course_root, engine_meta, is_test_cell
 from .cells import grade_id as _grade_id
@@ -176,6 +178,11 @@ def adopt_renamed_notebook(assignment, student, notebooks):
     notebooks[:] = [str(adopted)]
 
 
+#: The grader's own limits on what a kernel sends it, each a ``ResilientExecute`` traitlet (the kernel's own limits
+#: are :class:`hardened_grading.kernel.Limits`); the site's table of limits lists both.
+GRADER_LIMITS = ("max_output_kb", "max_comm_kb", "max_reply_kb", "submission_seconds")
+
+
 class ResilientExecute(Execute):
     """nbgrader's Execute, with trusted test cells, which survives a kernel that dies.
 
@@ -217,8 +224,23 @@ class ResilientExecute(Execute):
     blas_threads = Integer(kernel.Limits.blas_threads, min=1, help=(
         "Threads numpy's BLAS may use in the sandboxed kernel (OMP_NUM_THREADS and the like).")).tag(config=True)
     max_output_kb = Integer(1024, min=16, help=(
-        "Output (KiB) a cell may send back while grading; the rest is dropped, with a line that says so. "
-        "nbgrader's LimitOutput then trims what is kept for the graded notebook.")).tag(config=True)
+        "Output (KiB) a cell may send back while grading, of every kind: printed text, displays, results, "
+        "errors, and updates of earlier displays (each counted at its size times the outputs it would change); "
+        "the rest is dropped, with a line that says so. A test cell's calls of the submission share its "
+        "allowance. nbgrader's LimitOutput then trims what is kept for the graded notebook.")).tag(config=True)
+    max_comm_kb = Integer(1024, min=16, help=(
+        "Comm messages (KiB) a submission's kernel may send the grader in all, its widgets' state included "
+        "(the judge's own replies do not count): the rest are ignored, and the log says so once.")).tag(config=True)
+    max_reply_kb = Integer(8192, min=64, help=(
+        "The largest reply (KiB) to one call of the trusted judge (the value a student's function returns, as "
+        "sent): a larger one fails that call, and its check says so. It also bounds every message the grader "
+        "accepts from the kernel (this plus 64 KiB; a larger one is dropped unread), and so the grader's memory "
+        "per submission.")).tag(config=True)
+    submission_seconds = Integer(300, min=10, help=(
+        "Wall-clock seconds one submission's cells may take in all, kernel restarts and the cells run again "
+        "after a crash included: each cell's time limit is at most what is left, and once it is spent the "
+        "remaining cells fail with a line that says so, and grading goes on with the next submission."
+    )).tag(config=True)
 
     max_files = Integer(student_folder.MAX_FILES, min=1, help=(
         "Files a graded folder (autograded/STUDENT/ASSIGNMENT) may hold once its kernel has ended, the notebook and "
@@ -278,7 +300,12 @@ class ResilientExecute(Execute):
         self._setup = None  # judge.trusted_setup(...) for the notebook (False: none), made at its first test cell
         self._link = KernelLink(self, self._run_code_cell)
         self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
-        self._output_used = {}  # execute request's msg_id -> bytes of output it sent
+        self._output_used = {}  # cell index -> bytes of output sent for it (its test cell's calls included)
+        self._comm_used = 0  # bytes of comm messages the kernel sent (not the judge's replies)
+        self._deadline = None  # time.monotonic() by which the submission's cells must be done (submission_seconds)
+        self._index = None  # the index of the cell whose messages are being processed
+        self._replied = set()  # msg ids of the kernel link's cells whose reply to the judge came
+        self._said_out_of_time = False
         self._kernel_folder = None
         self._adopted = False  # the kernel was started ahead (hardened_grading.ahead)
         self._folder = None  # the notebook's folder (where its kernel runs), while one is graded
@@ -288,7 +315,8 @@ class ResilientExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
         self._setup = None
-        self._output_used = {}
+        self._output_used, self._comm_used, self._deadline, self._said_out_of_time = {}, 0, None, False
+        self._replied = set()
         self.extra_arguments = self.kernel_arguments()
         folder = ((resources or {}).get("metadata") or {}).get("path") or None
         self._folder = os.path.abspath(folder) if folder else None
@@ -337,6 +365,7 @@ class ResilientExecute(Execute):
     def _new_kernel_manager(self):
         """A kernel manager as :meth:`create_kernel_manager` describes, and its private folder (None off POSIX)."""
         km = super().create_kernel_manager()
+        km.client_factory = capped_client(km.client_factory, self.message_bytes())
         km.kernel_spec_manager = kernel.GradingKernelSpecManager(parent=km)
         km.kernel_spec_manager.grading_kernel_name = self.kernel_name
         folder = None
@@ -388,26 +417,88 @@ class ResilientExecute(Execute):
 
     _cleanup_kernel = run_sync(_async_cleanup_kernel)  # as execute_cell: nbclient binds its own
 
-    def output(self, outs, msg, display_id, cell_index):
-        """nbclient's handler of one output message: past ``max_output_kb`` in one execution, outputs
-        are dropped, and a line says so. The judge's replies to its own calls do not count."""
-        if msg["msg_type"] in ("stream", "display_data", "execute_result", "error") \
-                and judge.agent.MIME not in msg["content"].get("data", {}):
-            execution = msg["parent_header"].get("msg_id")
-            used = self._output_used.get(execution, 0)
-            size = len(json.dumps(msg["content"], default=str))
-            self._output_used[execution] = used + size
-            limit = self.max_output_kb * 1024
-            if used + size > limit and msg["msg_type"] != "error":
-                if used <= limit:
-                    self.log.warning("hardened_grading: student %r: a cell's output beyond %d KiB was dropped",
-                                     self._info.get("student"), self.max_output_kb)
-                    notice = nbformat.v4.new_output("stream", name="stdout", text=(
-                        f"\n[output beyond {self.max_output_kb} KiB was dropped while grading]\n"))
-                    outs.append(notice)
-                    return notice
+    def message_bytes(self):
+        """The largest message the grader accepts from the kernel, on any channel: a reply to the judge, with
+        room for its envelope. zmq drops a larger one unread (``MAXMSGSIZE``)."""
+        return self.max_reply_kb * 1024 + 64 * 1024
+
+    def _judged(self, cell_index):
+        """Whether the cell at `cell_index` is a test cell the judge runs: then nothing the kernel sends is read
+        as its score."""
+        cells = self.nb.cells if getattr(self, "nb", None) is not None else []
+        return 0 <= cell_index < len(cells) and is_test_cell(cells[cell_index]) and self.trusted_tests \
+            and self._setup is not False
+
+    def process_message(self, msg, cell, cell_index):
+        """nbclient's handler of one iopub message of the running cell, with every channel capped: comm
+        messages count against ``max_comm_kb`` (beyond it they are ignored: nbclient would keep a widget's
+        state in memory and in the notebook), outputs and display updates against ``max_output_kb``."""
+        self._index, self._running = cell_index, cell
+        if msg["msg_type"].startswith("comm"):
+            size = len(json.dumps(msg["content"], default=str)) + sum(len(b) for b in msg.get("buffers") or ())
+            self._comm_used += size
+            if self._comm_used > self.max_comm_kb * 1024:
+                if self._comm_used - size <= self.max_comm_kb * 1024:
+                    self.log.warning("hardened_grading: student %r: comm messages beyond %d KiB were ignored",
+                                     self._info.get("student"), self.max_comm_kb)
                 return None
+        return super().process_message(msg, cell, cell_index)
+
+    def admit(self, cell_index, size, outs=None):
+        """Count `size` bytes of output for the cell at `cell_index`; whether they fit in ``max_output_kb``.
+        The first time they do not, a line that says so is appended to `outs` (and returned)."""
+        used = self._output_used.get(cell_index, 0)
+        self._output_used[cell_index] = used + size
+        limit = self.max_output_kb * 1024
+        if used + size <= limit:
+            return True
+        if used <= limit:
+            self.log.warning("hardened_grading: student %r: a cell's output beyond %d KiB was dropped",
+                             self._info.get("student"), self.max_output_kb)
+            if outs is not None:
+                notice = nbformat.v4.new_output("stream", name="stdout", text=(
+                    f"\n[output beyond {self.max_output_kb} KiB was dropped while grading]\n"))
+                outs.append(notice)
+                return notice
+        return False
+
+    def output(self, outs, msg, display_id, cell_index):
+        """nbclient's handler of one output message: past ``max_output_kb`` for one cell, outputs are
+        dropped, and a line says so. In a judged test cell (the kernel runs only the judge's calls there), no
+        display id is kept, so that no later message can change what the cell shows. The judge's reply to
+        its call does not count: the first of each call, up to ``max_reply_kb``."""
+        data = msg["content"].get("data") or {}
+        size = len(json.dumps(msg["content"], default=str))
+        call = msg["parent_header"].get("msg_id")
+        if judge.agent.MIME in data and call not in self._replied and size <= self.message_bytes():
+            self._replied.add(call)
+            return super().output(outs, msg, None, cell_index)
+        if self._judged(cell_index):
+            display_id = None
+        admitted = self.admit(cell_index, size, outs)
+        if admitted is not True:
+            return admitted or None
         return super().output(outs, msg, display_id, cell_index)
+
+    def _update_display_id(self, display_id, msg):
+        """nbclient's update of the outputs shown under `display_id`, refused in test cells the judge runs
+        (their score is the judge's alone), and counted against the running cell's ``max_output_kb`` at its size
+        times the outputs it changes: past it, the update is dropped."""
+        places = {index: outputs for index, outputs in self._display_id_map.get(display_id, {}).items()
+                  if outputs and not self._judged(index)}
+        if not places:
+            return
+        size = len(json.dumps(msg["content"], default=str)) * sum(len(outputs) for outputs in places.values())
+        index = self._index if self._index is not None else -1
+        running = getattr(self, "_running", None)
+        if self.admit(index, size, running.outputs if running is not None else None) is not True:
+            return
+        kept = self._display_id_map[display_id]
+        self._display_id_map[display_id] = places
+        try:
+            super()._update_display_id(display_id, msg)
+        finally:
+            self._display_id_map[display_id] = kept
 
     def _sandbox_mode(self):
         """The kernel's ``--sandbox`` mode; raise SandboxUnavailable if it is required and cannot be had."""
@@ -450,12 +541,48 @@ class ResilientExecute(Execute):
                                     f"the grader ({judge.setup_problem(problem)})")
         return self._setup or None
 
+    def _seconds_left(self):
+        """Wall-clock seconds left of the submission's ``submission_seconds`` (its clock starts at its first cell)."""
+        if self._deadline is None:
+            self._deadline = time.monotonic() + self.submission_seconds
+        return self._deadline - time.monotonic()
+
+    def _out_of_time(self, cell):
+        """Fail `cell`, which the submission's time budget leaves no time to run, saying so."""
+        message = (f"not run: this submission's cells took the {self.submission_seconds} s that grading gives "
+                   "one submission (c.ResilientExecute.submission_seconds), the cells run again after a crash "
+                   "included")
+        if not self._said_out_of_time:
+            self._said_out_of_time = True
+            self.log.warning("hardened_grading: student %r: %s; its remaining cells fail", self._info.get("student"),
+                             message.removeprefix("not run: "))
+        if is_test_cell(cell) and self._judging_setup() is not None:
+            try:
+                checks = judge.routed_checks(cell.source)[1]
+            except SyntaxError:
+                checks = []
+            for check in checks:
+                check.fail(message)
+            cell.outputs, cell.execution_count = [], None
+            record_verdict(cell, checks, "", None, abort=f"GradingTimeBudget: {message}",
+                           per_check=self.credit_per_check)
+            cell.outputs.append(nbformat.v4.new_output("error", ename="GradingTimeBudget", evalue=message,
+                                                       traceback=[f"GradingTimeBudget: {message}"]))
+            cell.metadata[META]["score"] = 0.0
+        elif cell.cell_type == "code" and cell.source.strip():
+            cell.outputs = [nbformat.v4.new_output("error", ename="GradingTimeBudget", evalue=message,
+                                                   traceback=[f"GradingTimeBudget: {message}"])]
+
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if self._seconds_left() <= 0:
+            self._out_of_time(cell)
+            return cell
         if is_test_cell(cell):
             setup = self._judging_setup()
             if setup is not None:
                 try:
-                    await self._link.judge_cell(cell, cell_index, setup, self.timeout or 10**6,
+                    await self._link.judge_cell(cell, cell_index, setup,
+                                                min(self.timeout or 10**6, max(1, self._seconds_left())),
                                                 self.credit_per_check, self._folder)
                 except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
                     # the checks that passed before it keep their points: then the cell says so as text
@@ -471,7 +598,7 @@ class ResilientExecute(Execute):
             await self._restart_and_replay(cell_index)
             return cell
         except CellTimeoutError:  # the kernel did not even answer the interrupt
-            self._note(cell, "CellTimeoutError", f"this cell ran over the time limit of {self.timeout} s "
+            self._note(cell, "CellTimeoutError", f"this cell ran over the time limit of {self._time_limit(cell)} s "
                                                  "and did not stop when interrupted")
             await self._restart_and_replay(cell_index)
             return cell
@@ -480,7 +607,7 @@ class ResilientExecute(Execute):
             self._note(cell, "MemoryError", "this cell ran out of memory (the grading kernel's limit)")
             await self._restart_and_replay(cell_index)
         elif "CellTimeoutError" in enames:  # interrupted; a fresh kernel, in case the loop goes on
-            self._note(cell, None, f"this cell ran over the time limit of {self.timeout} s")
+            self._note(cell, None, "this cell ran over its time limit")
             await self._restart_and_replay(cell_index)
         return cell
 
@@ -501,8 +628,11 @@ class ResilientExecute(Execute):
         return call.outputs
 
     def _time_limit(self, cell):
-        """nbclient's ``timeout_func``: a call's own deadline, else the configured ``timeout``."""
-        return self._time_limits.get(id(cell), self.timeout)
+        """nbclient's ``timeout_func``: a call's own deadline, else the configured ``timeout``; never more than
+        what is left of the submission's ``submission_seconds``."""
+        limit = self._time_limits.get(id(cell), self.timeout)
+        left = max(1, math.ceil(self._seconds_left()))
+        return min(limit, left) if limit else left
 
     def _note(self, cell, ename, what):
         """Say in `cell` (unless `ename` is None: it says so already) and in the log what happened."""
@@ -518,21 +648,56 @@ class ResilientExecute(Execute):
                                                        traceback=[f"{ename}: {message}"]))
 
     async def _restart_and_replay(self, cell_index):
-        await self._fresh_kernel()
-        for earlier in self.nb.cells[:cell_index]:
-            if earlier.cell_type != "code" or _meta(earlier).get("grade") or id(earlier) in self._poisoned:
-                continue
-            msg_id = await ensure_async(self.kc.execute(earlier.source, silent=True, store_history=False))
-            try:
-                await self.async_wait_for_reply(msg_id, earlier)
-            except DeadKernelError:
-                self._poisoned.add(id(earlier))
-                await self._fresh_kernel()
+        """A fresh kernel, with the answer and set-up cells before `cell_index` run again in it, each within its
+        time limit and all within what is left of ``submission_seconds``. A cell that kills the kernel or runs
+        over its limit when run again is left out from then on, and the replay starts over in a fresh kernel."""
+        while self._seconds_left() > 0:
+            await self._fresh_kernel()
+            for earlier in self.nb.cells[:cell_index]:
+                if earlier.cell_type != "code" or _meta(earlier).get("grade") or id(earlier) in self._poisoned:
+                    continue
+                if self._seconds_left() <= 0:
+                    return
+                msg_id = await ensure_async(self.kc.execute(earlier.source, silent=True, store_history=False))
+                try:
+                    reply = await self.async_wait_for_reply(msg_id, earlier)
+                except (DeadKernelError, CellTimeoutError):
+                    reply = None
+                if reply is None:  # it died, or ran over its time (interrupted: it may not have stopped)
+                    self._poisoned.add(id(earlier))
+                    self.log.warning("hardened_grading: student %r: cell %s, run again after a crash, killed the "
+                                     "kernel or ran over its time limit: it is left out", self._info.get("student"),
+                                     _grade_id(earlier) or "(no id)")
+                    break
+            else:
+                return
 
     async def _fresh_kernel(self):
         self.kc.stop_channels()
         await ensure_async(self.km.restart_kernel(now=True))
         await self.async_start_new_kernel_client()
+
+
+#: Messages the grader's side of each kernel channel holds before the kernel's side must wait (zmq's
+#: ``RCVHWM``): with ``ResilientExecute.message_bytes``, what bounds the grader's memory per submission.
+QUEUED_MESSAGES = 8
+
+
+def capped_client(base, message_bytes, queued=QUEUED_MESSAGES):
+    """A subclass of the kernel client class `base` whose sockets refuse messages over `message_bytes` (zmq
+    drops them unread, ``MAXMSGSIZE``) and hold at most `queued` messages the grader has not read (``RCVHWM``;
+    the kernel's side holds the rest, in its own memory): the grader buffers at most about
+    ``3 * (queued + 1) * message_bytes`` of a kernel's messages (iopub, shell, stdin)."""
+
+    class CappedKernelClient(base):
+        def _context_default(self):
+            context = super()._context_default()
+            context.setsockopt(zmq.MAXMSGSIZE, int(message_bytes))
+            context.setsockopt(zmq.RCVHWM, int(queued))
+            return context
+
+    CappedKernelClient.__name__ = CappedKernelClient.__qualname__ = f"Capped{base.__name__}"
+    return CappedKernelClient
 
 
 class _SchemaCheckedOnce(BaseMetadataValidator):

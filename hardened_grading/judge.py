@@ -56,6 +56,12 @@ class StudentError(Exception):
     """The student's function raised an exception other than ValueError or NotImplementedError."""
 
 
+class ReplyTooLarge(StudentError):
+    """The kernel's reply to one call was over ``ResilientExecute.max_reply_kb``: that call fails."""
+
+    student_type = "ReplyTooLarge"
+
+
 def _agent_code(call):
     return ("__hardened_grading_agent__ = {'__name__': 'hardened_grading_agent'}\n"
             f"exec({AGENT_SOURCE!r}, __hardened_grading_agent__)\n"
@@ -492,8 +498,12 @@ class Judge:
                 namespace.update({name: KernelFunction(name, self) for name in names if name in functions})
                 namespace.update(self.fetch([name for name in names if name not in functions]))
                 if predicted:
-                    replies = self._ask({"op": "batch", "calls": list(predicted)})["replies"]
-                    self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies)]
+                    try:  # too large a batch (answers over max_reply_kb in all): every call is asked on its own
+                        replies = self._ask({"op": "batch", "calls": list(predicted)}).get("replies") or []
+                    except ReplyTooLarge:
+                        replies = []
+                    self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies)
+                                        if isinstance(reply, dict) and "status" in reply]
                 with contextlib.redirect_stdout(stdout), numpy.printoptions(**setup.get(PRINT_OPTIONS, {})):
                     for number, statement in enumerate(statements):
                         try:
@@ -558,6 +568,8 @@ def _student_exception(name, reply):
         return NotImplementedError(message)
     if types[:1] == ["NameError"] and not reply.get("traceback"):  # the function is not defined
         return NameError(message)
+    if types[:1] == ["ReplyTooLarge"] and not reply.get("traceback"):  # the agent's refusal: its value is too large
+        return ReplyTooLarge(f"{name}: {message}")
     error = StudentError(f"{name} raised {types[0] if types else 'an exception'}: {message}")
     error.student_traceback = reply.get("traceback", [])
     error.student_type = types[0] if types else "Exception"

@@ -91,7 +91,7 @@ class KernelLink:
             stdout, error = await asyncio.to_thread(judge.in_folder, folder, the_judge.run, cell.source, namespace,
                                                     judge.cell_label(grade_id(cell)), functions, predict(cell.source))
         except judge.Abort as abort:
-            cell.outputs.extend(run.printed)
+            cell.outputs.extend(inert(run.printed))
             record_verdict(cell, the_judge.checks, "", None, abort=f"{abort.ename}: {abort.message}",
                            per_check=per_check)
             raise
@@ -101,7 +101,7 @@ class KernelLink:
                                  "evalue": f"the tests could not be run ({type(problem).__name__}: {problem})"}
             for check in the_judge.checks:
                 check.fail("not run: the tests could not be run")
-        cell.outputs.extend(run.printed)
+        cell.outputs.extend(inert(run.printed))
         record_verdict(cell, the_judge.checks, stdout, error, per_check=per_check,
                        result=None if error else the_judge.result)
 
@@ -109,9 +109,28 @@ class KernelLink:
         """Carry out one request of the judge in the kernel; return the agent's reply."""
         if run.remaining() <= 0:
             raise run.timed_out()
+        request = {**request, "max_reply": self.max_reply()}
         if request.get("passes_callbacks"):
             return await self._ask_by_running_a_cell(request, run)
         return await self._ask_by_comm(request, run)
+
+    def max_reply(self):
+        """The largest reply (characters of JSON) the judge takes from the kernel: the client's ``max_reply_kb``."""
+        return getattr(self._client, "max_reply_kb", 8192) * 1024
+
+    def _checked_reply(self, text):
+        """The reply `text` as JSON, or :class:`judge.ReplyTooLarge` when it is over :meth:`max_reply`."""
+        if not isinstance(text, str) or len(text) > self.max_reply():
+            raise judge.ReplyTooLarge(reply_too_large(len(text) if isinstance(text, str) else 0,
+                                                      self.max_reply()))
+        return json.loads(text)
+
+    def _printed(self, run, output):
+        """Keep `output`, a stream the kernel sent during a call, within the cell's ``max_output_kb``."""
+        admit = getattr(self._client, "admit", None)
+        kept = admit(run.index, len(json.dumps(output, default=str)), run.printed) if admit else True
+        if kept is True:
+            run.printed.append(output)
 
     async def _serve(self, run):
         """Run the agent in the current kernel and open its comm, once per kernel; return (kernel
@@ -144,10 +163,10 @@ class KernelLink:
                 continue
             content = reply["content"]
             if reply["msg_type"] == "stream" and reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
-                run.printed.append(nbformat.v4.output_from_msg(reply))
+                self._printed(run, nbformat.v4.output_from_msg(reply))
             elif reply["msg_type"] == "comm_msg" and content.get("comm_id") == comm_id:
-                answer = json.loads(content.get("data", {}).get("reply", "{}"))
-                if answer.get("id") == request_id:
+                answer = self._checked_reply(content.get("data", {}).get("reply", "{}"))
+                if isinstance(answer, dict) and answer.get("id") == request_id:
                     return answer
 
     async def _ask_by_running_a_cell(self, request, run):
@@ -172,7 +191,7 @@ class KernelLink:
             errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
             raise judge.StudentError("the grading kernel could not run the submission's code "
                                      f"({errors[0] if errors else 'no answer'})")
-        return json.loads(replies[-1])
+        return self._checked_reply(replies[-1])
 
     async def _run(self, code, run):
         """Run `code` as a cell of its own within the run's deadline; return its non-stream outputs."""
@@ -194,6 +213,26 @@ class KernelLink:
             message = await ensure_async(kc.stdin_channel.get_msg(timeout=None))
             if message["header"]["msg_type"] == "input_request":
                 kc.input(answer_callback(message["content"].get("prompt", "")))
+
+
+def reply_too_large(size, limit):
+    return (f"the submission's reply to this call was {size / 1024:,.0f} KiB as sent to the grader, over the "
+            f"{limit // 1024} KiB a reply may be (c.ResilientExecute.max_reply_kb)")
+
+
+def inert(outputs):
+    """What the kernel printed in a judged test cell, as outputs nbgrader cannot read as a score: text on
+    standard output only (no error, no result, no standard error, which nbgrader reads as 0 points, and no
+    display id a later message could update). The cell's score is the judge's alone."""
+    kept = []
+    for output in outputs:
+        text = output.get("text") if output.get("output_type") == "stream" else \
+            (output.get("data") or {}).get("text/plain")
+        if isinstance(text, list):
+            text = "".join(text)
+        if isinstance(text, str) and text:
+            kept.append(nbformat.v4.new_output("stream", name="stdout", text=text))
+    return kept
 
 
 def record_verdict(cell, checks, stdout, error, abort=None, per_check=True, result=None):
@@ -238,3 +277,6 @@ def record_verdict(cell, checks, stdout, error, abort=None, per_check=True, resu
                                                    execution_count=None))
     elif error is not None:
         cell.outputs.append(nbformat.v4.new_output(**error))
+    elif score < points:  # no error to show, yet no points: nbgrader reads 0 only from an error
+        cell.outputs.append(nbformat.v4.new_output("error", ename="ChecksFailed", evalue=lines[0],
+                                                   traceback=[f"ChecksFailed: {lines[0]}"]))
