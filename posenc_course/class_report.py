@@ -33,6 +33,7 @@ import nbformat
 
 from hardened_grading.feedback import checks_of, shorten, tested_name
 from hardened_grading.grade_class import gradebook_url, safe_url
+from hardened_grading.terminal import escape
 from .layout import (ASSIGNMENT, NOTEBOOK, course_root, exercise_of, grade_id, is_answer_cell, is_test_cell,
                      unreadable_reason)
 from .report import exercise_scores
@@ -204,7 +205,7 @@ def report_text(data):
     lines = [f"Class report: {len(data.scores)} students"]
     if data.unreadable:
         lines.append(f"  could not be read, graded as the blank release (0 points): {len(data.unreadable)}")
-        lines += [f"    {student}: {why}" for student, why in sorted(data.unreadable.items())]
+        lines += [f"    {student}: {escape(why)}" for student, why in sorted(data.unreadable.items())]
     blank = data.blank()
     if blank:
         lines.append(f"  attempted nothing (every answer still the stub): {len(blank)}: {who(blank)}")
@@ -214,8 +215,8 @@ def report_text(data):
         lines.append(f"\n{exercise}: {line}")
         groups = data.mistakes.get(exercise, [])
         for group in groups[:TOP]:
-            lines.append(f"  {len(group.students):>4} x {group.describe()}: {shorten(group.message)}  "
-                         f"[{who(group.students)}]")
+            lines.append(f"  {len(group.students):>4} x {group.describe()}: {escape(shorten(group.message))}  "
+                         f"[{who(group.students)}]")  # a message may quote what a student's code wrote
         if len(groups) > TOP:
             lines.append(f"         and {len(groups) - TOP} more mistakes, each by fewer students")
     return "\n".join(lines)

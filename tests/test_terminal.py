@@ -219,3 +219,15 @@ def test_posenc_checks_table_shows_a_check_message_escaped():
     shown = format_result({"ex01": (0.0, 2.0)}, checks, shown=None)
     assert "\\x1b]0;pwned\\x07" in shown
     assert not raw_controls(shown, newlines=True) and not forged(shown), shown
+
+
+def test_the_class_reports_text_shows_a_students_messages_escaped():
+    """The class report (posenc_course/class_report.py) prints failed checks' messages and unreadable files' reasons."""
+    from posenc_course.class_report import ClassData, Mistake, report_text
+
+    data = ClassData(scores={"s": {"ex01": (0.0, 2.0)}, "u": {"ex01": (0.0, 2.0)}},
+                     unreadable={"u": f"not JSON \x1b[2J\u202e\n{FAKE}"},
+                     mistakes={"ex01": [Mistake("ex01_test", 3, False, f"got \x1b]0;pwned\x07\r\n{FAKE}", ["s"])]})
+    shown = report_text(data)
+    assert "\\x1b]0;pwned\\x07" in shown and "not JSON \\x1b[2J\\u202e" in shown, shown
+    assert not raw_controls(shown, newlines=True) and not forged(shown), shown
