@@ -88,6 +88,7 @@ c.ResilientExecute.credit_per_check = True
 #   c.ResilientExecute.read_only_paths = ["/srv/datasets/wikitext"]
 c.Autograde.autograde_preprocessors = [
     "hardened_grading.grading.ResilientExecute",
+    "hardened_grading.inert.InertContent",  # the graded notebook's outputs hold nothing that runs (below)
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -125,6 +126,14 @@ c.GenerateFeedback.pre_convert_hook = "hardened_grading.grading.secure_graded_fo
 # The feedback page is the course's template (its summary first), through an exporter class of its
 # own, so that formgrader's pages keep nbgrader's templates.
 c.GenerateFeedback.exporter_class = "hardened_grading.feedback.SummaryFirstHTMLExporter"
+
+# Student content never runs where a person views it (hardened_grading/inert.py). The graded notebook's outputs
+# keep only what cannot run (text, images, cleaned HTML and markdown; no JavaScript, widget or active SVG:
+# InertContent, above), and every HTML page made from a notebook, the feedback and formgrader's view of a
+# submission, cleans outputs and markdown again as it renders them. The feedback page also forbids every
+# script (a content security policy; its math is shown as TeX, without MathJax).
+c.HTMLExporter.preprocessors = ["hardened_grading.inert.InertContent"]
+c.HTMLExporter.filters = {"markdown2html": "hardened_grading.inert.markdown2html"}
 
 # release_feedback releases everyone's feedback it can: one submission placed by hand (no timestamp.txt
 # or submission_secret.txt) is named and skipped, not the end of the release (hardened_grading/exchange.py).

@@ -30,6 +30,7 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, Enum, Unicode
 
 from .judge import HIDDEN_BEGIN, HIDDEN_END, elide
+from .inert import FEEDBACK_CSP, InertContent, markdown2html
 from .cells import META, engine_meta, grade_id, is_test_cell, nbgrader_meta, unreadable_reason
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
@@ -386,6 +387,11 @@ class SummaryFirstHTMLExporter(HTMLExporter):
 
     ``GenerateFeedback.exporter_class`` in ``nbgrader_config.py``: a class of its own, so that the
     template applies to the feedback and not to formgrader's pages, which also export HTML.
+
+    The page runs no script (:mod:`hardened_grading.inert`): its outputs are made inert (:class:`InertContent`,
+    first of its preprocessors, whatever the configuration says), its markdown is rendered by the inert
+    ``markdown2html``, and its ``<head>`` starts with a content security policy that forbids every script
+    (:data:`FEEDBACK_CSP`); there is no MathJax, so math is shown as its TeX.
     """
 
     def __init__(self, *args, **kwargs):
@@ -397,3 +403,17 @@ class SummaryFirstHTMLExporter(HTMLExporter):
         self.template_name = "summary_first"
         self.template_file = "summary_first.html.j2"
         self.template_paths = self._template_paths()  # its default was found with the old names
+
+    def _init_preprocessors(self):
+        super()._init_preprocessors()
+        if not any(isinstance(each, InertContent) for each in self._preprocessors):
+            self._preprocessors.insert(0, InertContent(parent=self))
+
+    def default_filters(self):
+        yield from super().default_filters()
+        yield ("markdown2html", markdown2html)
+
+    def _init_resources(self, resources):
+        resources = super()._init_resources(resources)
+        resources["content_security_policy"] = FEEDBACK_CSP
+        return resources
