@@ -198,6 +198,10 @@ def _relay(sources, limit, prefix):
                 poller.unregister(fd)
                 os.close(fd)
                 continue
+            if not budget[0]:  # past the cap: only counted
+                dropped[0] += len(pending[fd]) + len(chunk)
+                pending[fd] = b""
+                continue
             lines = (pending[fd] + chunk).split(b"\n")
             pending[fd] = lines.pop()
             while len(pending[fd]) > LONGEST_LINE:
