@@ -277,11 +277,16 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium: `apt-get install chromium` (CI installs it)")
 def test_a_browser_shows_the_summary_at_the_top(graded, tmp_path):
     """Rendered by headless Chromium: the summary's box starts near the top of the page; the screenshot
-    is kept in pytest's temporary folder (run with -s to print its path)."""
+    is kept in pytest's temporary folder (run with -s to print its path). The page forbids every script (its
+    content security policy, hardened_grading/inert.py): the copy measured here drops the policy, to run the
+    test's own script."""
     page = tmp_path / "feedback.html"
     script = ("<script>window.addEventListener('load', () => { const box = document.getElementById('grading-summary')"
               ".getBoundingClientRect(); document.body.setAttribute('data-summary-top', Math.round(box.top)); });</script>")
-    page.write_text(feedback_of(graded, "wrong-rope_half_split").read_text().replace("</body>", script + "</body>", 1))
+    policy = re.compile(r'<meta[^>]*http-equiv="Content-Security-Policy"[^>]*>')
+    feedback = feedback_of(graded, "wrong-rope_half_split").read_text()
+    assert len(policy.findall(feedback)) == 1
+    page.write_text(policy.sub("", feedback).replace("</body>", script + "</body>", 1))
     dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,1000",
                           "--virtual-time-budget=10000", "--dump-dom", page.as_uri()],
                          capture_output=True, text=True, timeout=120)

@@ -255,7 +255,10 @@ def visit(browser, url, screenshots, name, ready=None):
         page.goto(url, wait_until="load")
         page.wait_for_load_state("networkidle")
         if ready:
-            page.wait_for_function(ready)
+            try:
+                page.wait_for_function(ready, timeout=30_000)
+            except playwright_api.Error as error:  # the page is not the page any more: a payload navigated it away
+                seen.setdefault("errors", []).append(f"ready: {str(error).splitlines()[0]}")
         for step in ("click", "look"):
             try:  # a payload that navigated the page away ends the step: recorded, then looked at again
                 if step == "click":
