@@ -597,9 +597,14 @@ class ResilientExecute(Execute):
                                            "or the memory limit)")
             await self._restart_and_replay(cell_index)
             return cell
-        except CellTimeoutError:  # the kernel did not even answer the interrupt
-            self._note(cell, "CellTimeoutError", f"this cell ran over the time limit of {self._time_limit(cell)} s "
-                                                 "and did not stop when interrupted")
+        except CellTimeoutError as error:
+            if "IOPub" in str(error):  # its outputs never ended: a message zmq dropped unread (message_bytes)
+                self._note(cell, "OutputLost", "the kernel's outputs of this cell did not all arrive: a message "
+                                               f"over {self.message_bytes() // 1024} KiB (max_reply_kb + 64 KiB, the "
+                                               "largest the grader takes) is dropped unread")
+            else:  # the kernel did not even answer the interrupt
+                self._note(cell, "CellTimeoutError", f"this cell ran over the time limit of {self._time_limit(cell)} s "
+                                                     "and did not stop when interrupted")
             await self._restart_and_replay(cell_index)
             return cell
         enames = {o.get("ename") for o in cell.get("outputs", [])} if cell.cell_type == "code" else set()

@@ -3,7 +3,8 @@ on hostile submissions (issue 42), each otherwise correct.
 
 One class is graded in one run (module fixture), its grader's own peak memory measured: a later display update that
 fakes a test cell's score, outputs forged into a test cell (standard error, an error and a result sent through the
-kernel's session), an output flood through display updates, a comm flood, a huge reply to the judge. Then one
+kernel's session), an output flood through display updates, a comm flood, a huge reply to the judge, messages
+larger than the grader takes sent by hand. Then one
 submission that sleeps only when the grader runs its cells again after a crash, and crashes again and again, is
 graded alone under a small ``submission_seconds``, and timed. The same attacks on the grader's side alone, without
 kernels, are in tests/test_channels.py.
@@ -77,6 +78,15 @@ HUGE_REPLY_ROTATION = '''def rotation_2d(angle):
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[c, -s], [s, c]], dtype=np.float64)'''
 
+# Three 48 MiB outputs sent by hand through the kernel's session, past every check of the kernel's own: each is over
+# the largest message the grader takes (max_reply_kb + 64 KiB), and zmq drops it unread.
+RAW_HUGE_MESSAGES = ("import time\n"
+                     "_kernel = get_ipython().kernel\n"
+                     "for _i in range(3):\n"
+                     "    _kernel.session.send(_kernel.iopub_socket, 'display_data', {'data': {'text/plain': 'h' * 48 * 2**20},\n"
+                     "                         'metadata': {}}, parent=_kernel.get_parent())\n"
+                     "    time.sleep(0.5)")
+
 HOSTILE = [
     Student("reference", answered()),
     Student("display-update-score", prefixed("ex10_needle_attention_by_depth", UPDATE_TO_FULL_MARKS,
@@ -85,6 +95,8 @@ HOSTILE = [
     Student("display-flood", prefixed("ex02_add_positions", DISPLAY_FLOOD)),
     Student("comm-flood", prefixed("ex03_causal_mask", COMM_FLOOD)),
     Student("huge-reply", answered({"rotation_2d": HUGE_REPLY_ROTATION}), loses=some("ex06"), says="ReplyTooLarge"),
+    Student("raw-huge-messages", prefixed("ex04_clipped_relative_bias", RAW_HUGE_MESSAGES), loses=some("ex04"),
+            says="is dropped unread"),
 ]
 
 # Sleeps 15 s, under the 20 s limit of a cell, but only when the grader runs it again after a crash; eight later
@@ -160,11 +172,13 @@ def graded(tmp_path_factory):
                           answers=reference_answers(course / "source" / "posenc" / NOTEBOOK))
     for student in HOSTILE:
         submit(student, kit)
-    peak = course / "peak-memory.txt"
+    peak, replay_peak = course / "peak-memory.txt", course / "replay-peak-memory.txt"
     class_run = autograde(course, peak=peak)
     submit(REPLAYER, kit)
-    replay_run = autograde(course, "--student", REPLAYER.name, f"--ResilientExecute.submission_seconds={BUDGET}")
+    replay_run = autograde(course, "--student", REPLAYER.name, f"--ResilientExecute.submission_seconds={BUDGET}",
+                           peak=replay_peak)
     return SimpleNamespace(course=course, run=class_run, replay=replay_run, peak_mib=int(peak.read_text()) / 1024,
+                           replay_peak_mib=int(replay_peak.read_text()) / 1024,
                            scores=report.exercise_scores(course / "gradebook.db"))
 
 
@@ -212,12 +226,22 @@ def test_an_output_flood_through_display_updates_is_cut_short(graded):
 
 
 def test_comm_messages_and_huge_replies_do_not_grow_the_graders_memory(graded):
-    """200 MiB of comm messages and a 96 MB reply: on 766cc86 the grader's peak was over 1.2 GiB. The grader holds
-    at most a few capped messages (max_reply_kb + 64 KiB each, QUEUED_MESSAGES per channel) at a time; a grading run
-    of honest work peaks near 300 MiB, so 700 MiB is room for a Python or library that uses more."""
-    assert graded.peak_mib < 700, f"the grader's peak memory: {graded.peak_mib:.0f} MiB"
+    """200 MiB of comm messages, a 96 MB reply and three 48 MiB messages sent by hand: the grader's peak memory is
+    that of a run without them (the replaying submission's, graded alone: about 120 MiB) and at most 128 MiB more,
+    which is room for the few capped messages the grader may hold (max_reply_kb + 64 KiB each, QUEUED_MESSAGES
+    per channel). On 766cc86 the comm flood alone took a run's peak from 118 to 404 MiB."""
+    assert graded.peak_mib < graded.replay_peak_mib + 128, \
+        f"the grader's peak memory: {graded.peak_mib:.0f} MiB, {graded.replay_peak_mib:.0f} MiB without the floods"
     flood = graded_notebook(graded.course, "comm-flood")
     assert len(json.dumps(flood.metadata)) < 2 * 2**20, "the comm flood's widget state is not kept in the notebook"
+
+
+def test_messages_over_the_largest_the_grader_takes_are_dropped_unread(graded):
+    """The cell that sent them loses its outputs' end, and so its exercise's points; its notebook says why."""
+    student = next(s for s in HOSTILE if s.name == "raw-huge-messages")
+    size = (graded.course / "autograded" / student.name / "posenc" / NOTEBOOK).stat().st_size
+    assert size < 4 * 2**20, size
+    assert student.says in json.dumps(graded_notebook(graded.course, student.name).cells)
 
 
 def test_a_reply_over_the_cap_fails_its_check_with_a_clear_message(graded):
