@@ -218,6 +218,10 @@ def test_the_generated_tables_show_the_codes_values(site):
     safely = "".join(Page((out / "instructors" / "grading-safely.html").read_text()).text)
     for field in fields(Limits):
         assert re.search(rf"{field.name}\s*{field.default}\b", safely), field.name
+    from hardened_grading.grading import GRADER_LIMITS, ResilientExecute
+
+    for name in GRADER_LIMITS:
+        assert re.search(rf"{name}\s*{ResilientExecute.class_traits()[name].default_value}\b", safely), name
     assignments = "".join(Page((out / "course" / "assignments.html").read_text()).text)
     for assignment in GRADED:
         assert re.search(rf"total\s*{posenc_facts.points(assignment)}\b", assignments)

@@ -314,7 +314,8 @@ def test_the_kernel_started_by_jupyter_over_tcp_refuses_to_run_unsandboxed(tmp_p
 
 def test_honest_work_is_far_from_every_limit(tmp_path):
     """The reference answers keep full marks under a quarter of every default limit: honest work
-    (about 20 threads, 1 s of CPU a cell, under 300 MiB, no files) never comes near them."""
+    (about 20 threads, 1 s of CPU a cell, under 300 MiB, no files, small outputs and replies to the judge, a
+    few seconds in all) never comes near them."""
     course = new_course(tmp_path / "course")
     kit = SimpleNamespace(course=course, release=generate(course),
                           answers=reference_answers(course / "source" / "posenc" / NOTEBOOK))
@@ -322,6 +323,9 @@ def test_honest_work_is_far_from_every_limit(tmp_path):
     defaults = kernel.Limits()
     tight = [f"--ResilientExecute.{name}={max(1, getattr(defaults, name) // 4)}"
              for name in ("memory_mb", "processes", "cpu_seconds_per_cell", "file_mb", "tmp_mb")]
+    from hardened_grading.grading import GRADER_LIMITS, ResilientExecute  # outputs, comms, replies, the budget
+    tight += [f"--ResilientExecute.{name}={ResilientExecute.class_traits()[name].default_value // 4}"
+              for name in GRADER_LIMITS]
     result = run_nbgrader(course, "autograde", "posenc", "--force", *tight)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert_scores(report.exercise_scores(course / "gradebook.db"), "reference", {})

@@ -2,7 +2,8 @@
 
 - ``{fact}`name```: a number or name read from the code (:mod:`posenc_facts`).
 - ``{exercise-table} ASSIGNMENT``: an assignment's exercises, with their difficulty and points, from its notebook.
-- ``{limits-table}``: the grading kernel's limits, each default and meaning from ``hardened_grading.kernel.Limits``.
+- ``{limits-table}``: the grading kernel's limits, each default and meaning from ``hardened_grading.kernel.Limits``,
+  and the grader's (``hardened_grading.grading.GRADER_LIMITS``, traitlets of ``ResilientExecute``).
 - ``{solutions-table}``: the reference modules and the functions of each exercise.
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
   get it) and a page per position scheme (``posenc_course.schemes``). Made afresh by every build, never edited.
@@ -104,8 +105,11 @@ class LimitsTable(SphinxDirective):
 
         rows = [[literal(f.name), [nodes.Text(str(f.default))], " ".join(comments.get(("Limits", f.name), [""]))]
                 for f in fields(Limits)]
-        output = ResilientExecute.class_traits()["max_output_kb"]
-        rows.append([literal("max_output_kb"), [nodes.Text(str(output.default_value))], output.help.split(". ")[0] + "."])
+        from hardened_grading.grading import GRADER_LIMITS
+
+        for name in GRADER_LIMITS:
+            trait = ResilientExecute.class_traits()[name]
+            rows.append([literal(name), [nodes.Text(str(trait.default_value))], trait.help.split(": ")[0] + "."])
         return [table(rows, ["setting", "default", "what it limits"], [3, 1, 8])]
 
 

@@ -153,8 +153,12 @@ def _facts():
         facts[f"limits.{field.name}"] = Fact(lambda name=field.name: limit(name), typed)
     from hardened_grading.grading import ResilientExecute
 
-    output_kb = ResilientExecute.class_traits()["max_output_kb"].default_value
-    facts["max_output_kb"] = Fact(lambda: output_kb, (rf"{_number(output_kb)}\s*KiB", rf"\|\s*{output_kb}\s*\|"))
+    from hardened_grading.grading import GRADER_LIMITS
+
+    for name in GRADER_LIMITS:
+        value = ResilientExecute.class_traits()[name].default_value
+        unit = r"\s*KiB" if name.endswith("_kb") else r"\s?s\b"
+        facts[name] = Fact(lambda value=value: value, (rf"{_number(value)}{unit}", rf"\|\s*{value}\s*\|"))
     facts["system_files.list"] = Fact(lambda: ", ".join(system_files()))
     from hardened_grading.grade_class import GradeClass
 
