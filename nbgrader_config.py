@@ -117,8 +117,8 @@ c.FeedbackSummary.hidden_messages = "auto"
 # The summary has a row per exercise: a test cell's exercise is the start of its grade id (ex05_...).
 c.FeedbackSummary.part_pattern = EXERCISE_PATTERN
 c.FeedbackSummary.part_name = "exercise"
-c.GenerateFeedback.preprocessors = [
 c.GenerateFeedback.pre_convert_hook = "hardened_grading.grading.secure_graded_folder"
+c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "hardened_grading.feedback.FeedbackSummary",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
