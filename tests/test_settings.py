@@ -1,7 +1,7 @@
 """Settings an instructor changes really change.
 
 Each limit's default lives in one place, the engine (:class:`hardened_grading.kernel.Limits`, and
-``ResilientExecute.max_output_kb``); the site's table of limits is read from it (tests/test_docs.py), not the other
+``ResilientExecute``'s ``GRADER_LIMITS``); the site's table of limits is read from it (tests/test_docs.py), not the other
 way round, and ``nbgrader_config.py`` may set any value. A course whose ``nbgrader_config.py`` raises
 every limit is graded by real ``nbgrader autograde``, and a cell of the submission reports, from inside
 the sandboxed kernel, the limits it runs under: the raised ones. ``Execute.extra_arguments`` are added to;
@@ -19,11 +19,11 @@ from traitlets.config import Config
 
 from hardened_grading import kernel
 from posenc_course.course import generate, new_course, run_nbgrader
-from hardened_grading.grading import ResilientExecute
+from hardened_grading.grading import GRADER_LIMITS, ResilientExecute
 from posenc_course.layout import ASSIGNMENT, NOTEBOOK, ROOT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
-LIMITS = [field.name for field in dataclasses.fields(kernel.Limits)] + ["max_output_kb"]
+LIMITS = [field.name for field in dataclasses.fields(kernel.Limits)] + list(GRADER_LIMITS)
 
 
 def default(name):
