@@ -67,39 +67,35 @@ def log_text(text):
 
 class EscapedLogRecord(logging.LogRecord):
     """A log record whose message, traceback (``exc_text``) and stack come out escaped (:func:`log_text`);
-    a traceback and a stack are indented as a whole, as continuation lines of the record."""
+    a traceback and a stack are indented as a whole, as continuation lines of the record. What it stores is
+    escaped already, so a library that gives a record a class of its own (Sphinx does) still finds
+    ``exc_text`` and ``stack_info``."""
 
     def getMessage(self):
         return log_text(super().getMessage())
 
-    @property
-    def exc_text(self):
-        if self.__dict__.get("_escaped_exc_text") is None and self.__dict__.get("exc_text") is not None:
-            self.exc_text = self.__dict__.pop("exc_text")  # a record made by logging.makeLogRecord
-        return self.__dict__.get("_escaped_exc_text")
+    def _escaped(self, name):
+        value = self.__dict__.get(name)
+        if value is not None and value is not self.__dict__.get(f"_escaped_{name}"):  # set past the setter
+            value = self._store(name, value)
+        return value
 
-    @exc_text.setter
-    def exc_text(self, value):
-        self.__dict__["_escaped_exc_text"] = None if value is None else INDENT + log_text(value)
+    def _store(self, name, value):
+        escaped = None if value is None else INDENT + log_text(value)
+        self.__dict__[name] = self.__dict__[f"_escaped_{name}"] = escaped
+        return escaped
 
-    @property
-    def stack_info(self):
-        if self.__dict__.get("_escaped_stack_info") is None and self.__dict__.get("stack_info") is not None:
-            self.stack_info = self.__dict__.pop("stack_info")
-        return self.__dict__.get("_escaped_stack_info")
-
-    @stack_info.setter
-    def stack_info(self, value):
-        self.__dict__["_escaped_stack_info"] = None if value is None else INDENT + log_text(value)
+    exc_text = property(lambda self: self._escaped("exc_text"), lambda self, value: self._store("exc_text", value))
+    stack_info = property(lambda self: self._escaped("stack_info"),
+                          lambda self, value: self._store("stack_info", value))
 
 
 def _escaping_factory(made_by):
     def factory(*args, **kwargs):
         record = made_by(*args, **kwargs)
         if type(record) is logging.LogRecord:  # a factory's own class is left as it is
-            exc_text, stack_info = record.__dict__.pop("exc_text", None), record.__dict__.pop("stack_info", None)
             record.__class__ = EscapedLogRecord
-            record.exc_text, record.stack_info = exc_text, stack_info
+            record.exc_text, record.stack_info = record.__dict__.get("exc_text"), record.__dict__.get("stack_info")
         return record
 
     factory.escapes_log_records = True
