@@ -27,7 +27,7 @@ TIERS = {
 SLOW_MODULES = ("test_grade_class", "test_pythons", "test_grading_advanced", "test_grading", "test_grading_current",
                 "test_grade_class_runs",
                 "test_mutation", "test_slurm",
-                "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_sandbox", "test_hostile_output",
+                "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_inert_browser", "test_sandbox", "test_hostile_output",
                 "test_hostile_channels",
                 "test_habits",
                 "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
