@@ -178,9 +178,9 @@ def adopt_renamed_notebook(assignment, student, notebooks):
     notebooks[:] = [str(adopted)]
 
 
-#: The grader's own limits on what a kernel sends it, each a ``ResilientExecute`` traitlet (the kernel's own limits
-#: are :class:`hardened_grading.kernel.Limits`); the site's table of limits lists both.
-GRADER_LIMITS = ("max_output_kb", "max_comm_kb", "max_reply_kb", "submission_seconds")
+#: The grader's own limits on what a kernel sends it and leaves in its folder, each a ``ResilientExecute`` traitlet
+#: (the kernel's own limits are :class:`hardened_grading.kernel.Limits`); the site's table of limits lists both.
+GRADER_LIMITS = ("max_output_kb", "max_comm_kb", "max_reply_kb", "submission_seconds", "max_files", "max_folder_mb")
 
 
 class ResilientExecute(Execute):

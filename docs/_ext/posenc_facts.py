@@ -157,7 +157,8 @@ def _facts():
 
     for name in GRADER_LIMITS:
         value = ResilientExecute.class_traits()[name].default_value
-        unit = r"\s*KiB" if name.endswith("_kb") else r"\s?s\b"
+        unit = {"_kb": r"\s*KiB", "_mb": r"\s*MiB", "files": r"\s+files"}.get(
+            next((end for end in ("_kb", "_mb", "files") if name.endswith(end)), ""), r"\s?s\b")
         facts[name] = Fact(lambda value=value: value, (rf"{_number(value)}{unit}", rf"\|\s*{value}\s*\|"))
     facts["system_files.list"] = Fact(lambda: ", ".join(system_files()))
     from hardened_grading.grade_class import GradeClass

@@ -1,0 +1,347 @@
+"""Attacks through what a student leaves in a folder, against real grading: nothing of it is trusted.
+
+One class, graded by real ``nbgrader autograde`` or ``posenc-grade --jobs 2``, then ``generate_feedback`` and
+``release_feedback`` into a real exchange: as root (``make demo``'s and CI's grader) and as an unprivileged
+user (an instructor on a hub), the four combinations. Each attack rides in an otherwise correct submission:
+
+- from inside the sandbox, the kernel leaves in its folder a symbolic link in place of its own notebook (to
+  the release, so that nbgrader would write the hidden tests there), links to the source notebook, the
+  gradebook and a secret in the grader's home, a link named as the engine's done-marker (to a course file),
+  a link to a private 0600 file (for nbgrader's chmod), a FIFO, a hard link, and thousands of files;
+- by hand in ``submitted/`` (an LMS download): links to the gradebook and the source notebook, a notebook
+  that is a FIFO (the grader would wait for ever), one that is a dangling link, a student's folder that is
+  a link, a hard link to the gradebook;
+- in ``feedback/``, before release: a feedback page that is a link to the source notebook.
+
+Then, from outside: the release, the source, the course's files and the private file are unchanged; no
+secret is in ``autograded/``, ``feedback/`` or what the exchange released; every entry there is a regular
+file with one link, or a folder; every removed entry is named in the log; the honest students and the
+correct answers keep full marks; a notebook that was a FIFO or a link scores 0, with why, in its feedback.
+Each attack succeeds against the code before ``hardened_grading/student_folder.py`` (the commit's message
+and docs/instructors/grading-safely.md say what it did there).
+"""
+
+import hashlib
+import os
+import pwd
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from hardened_grading import kernel, student_folder
+from posenc_course import report
+from posenc_course.course import generate, nbgrader_env, new_course
+from posenc_course.layout import ASSIGNMENT, NOTEBOOK, ROOT
+from posenc_course.submissions import make_submission, reference_answers, write_submission
+
+from .test_grading import MAX_POINTS
+from .test_pythons import OUTER_MAKE
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")]
+
+RUN = uuid.uuid4().hex[:12]
+SECRET = f"home-secret-{RUN}"
+PRIVATE = f"private-{RUN}"
+HIDDEN_MARK = "BEGIN HIDDEN TESTS"  #: the hidden tests, in the source notebook and the graded ones
+SOLUTION_MARK = "BEGIN SOLUTION"  #: the reference solutions, in the source notebook only
+FULL = sum(MAX_POINTS.values())
+UNPRIVILEGED = "posenc-attack-grader"  #: the user that grades as on a hub (made when the test runs as root)
+MANY_FILES = 1500  #: files the kernel leaves: over ResilientExecute.max_files (1,000)
+
+
+def kernel_code(kit):
+    """What each kernel-side attacker runs, by student name (put first in its first answer cell)."""
+    course = kit.course
+    return {
+        "k-swap-notebook": (
+            "import os\n"
+            "os.remove('exercises.ipynb')\n"
+            f"os.symlink({str(course / 'release' / ASSIGNMENT / NOTEBOOK)!r}, 'exercises.ipynb')"),
+        "k-links-out": (
+            "import os\n"
+            f"os.symlink({str(course / 'source' / ASSIGNMENT / NOTEBOOK)!r}, 'solutions.txt')\n"
+            f"os.symlink({str(course / 'gradebook.db')!r}, 'grades.txt')\n"
+            f"os.symlink({str(kit.home / 'secret.txt')!r}, 'home.txt')\n"
+            "os.symlink('/etc/shadow', 'shadow.txt')\n"
+            f"os.symlink({str(course / 'source')!r}, 'source-folder')"),
+        "k-marker-chmod": (
+            "import os\n"
+            f"os.symlink({str(course / 'victim.txt')!r}, '.hardened-grading-done')\n"
+            f"os.symlink({str(kit.private)!r}, 'private.txt')"),
+        "k-special-files": (
+            "import os, socket\n"
+            "os.mkfifo('notes.txt')\n"
+            "socket.socket(socket.AF_UNIX).bind('plot.png')\n"
+            "open('mine.txt', 'w').write('mine')\n"
+            "os.link('mine.txt', 'also-mine.txt')"),
+        "k-many-files": (
+            "import os\n"
+            "os.makedirs('many', exist_ok=True)\n"
+            f"for _i in range({MANY_FILES}):\n"
+            "    open(f'many/f{_i:05}.txt', 'w').write('x')"),
+    }
+
+
+#: Students whose submitted folder is changed by hand, and what each must score.
+BY_HAND = {"h-lms-links": FULL, "h-fifo-notebook": 0, "h-dangling-notebook": 0, "h-linked-folder": 0,
+           "h-hard-gradebook": FULL}
+
+
+def tamper_submitted(kit):
+    """Place the by-hand attacks in ``submitted/`` (after the honest files are written)."""
+    submitted, course = kit.course / "submitted", kit.course
+    folder = submitted / "h-lms-links" / ASSIGNMENT
+    os.symlink(course / "gradebook.db", folder / "grades.db")
+    os.symlink(course / "source" / ASSIGNMENT / NOTEBOOK, folder / "solutions.txt")
+    fifo = submitted / "h-fifo-notebook" / ASSIGNMENT / NOTEBOOK
+    fifo.unlink()
+    os.mkfifo(fifo)
+    dangling = submitted / "h-dangling-notebook" / ASSIGNMENT / NOTEBOOK
+    dangling.unlink()
+    os.symlink(course / "nowhere.ipynb", dangling)
+    elsewhere = kit.root / "elsewhere"
+    shutil.move(submitted / "h-linked-folder", elsewhere)
+    os.symlink(course / "source" / ASSIGNMENT / NOTEBOOK, elsewhere / ASSIGNMENT / "solutions.txt")
+    os.symlink(elsewhere, submitted / "h-linked-folder")
+    os.link(course / "gradebook.db", submitted / "h-hard-gradebook" / ASSIGNMENT / "grades.db")
+
+
+def as_grader(user, command, cwd, env, timeout):
+    """Run `command` as `user` (None: this process's user), as the grader runs it."""
+    prefix = [] if user is None else ["runuser", "-u", user, "--", "env", *(f"{k}={v}" for k, v in env.items())]
+    return subprocess.run([*prefix, *command], cwd=cwd, env=env if user is None else None, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def python_for(user, folder):
+    """A Python that `user` can run, with the course installed: this one, or, when they cannot reach it (a pyenv
+    Python in root's home), the system's Python of the same version, installed in `folder` by the README's
+    ``make install PYTHON=... VENV=...``, as an instructor on a hub installs it."""
+    def runs(python):
+        return subprocess.run(["runuser", "-u", user, "--", str(python), "-c", "import numpy, nbgrader"],
+                              capture_output=True).returncode == 0
+    if runs(sys.executable):
+        return Path(sys.executable)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    base = next((p for p in (Path("/usr/bin") / version, Path("/usr/local/bin") / version) if p.exists()), None)
+    if base is None:
+        pytest.skip(f"{user} cannot run {sys.executable}, and there is no /usr/bin/{version} to grade with")
+    venv = folder / "grader-venv"
+    env = {k: v for k, v in os.environ.items() if k not in OUTER_MAKE}
+    made = subprocess.run(["make", "install", f"PYTHON={base}", f"VENV={venv}"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert made.returncode == 0, made.stdout + made.stderr
+    python = venv / "bin" / "python"
+    assert runs(python), f"{user} cannot run {python}"
+    return python
+
+
+def unprivileged_user():
+    """The unprivileged grader's name, made if missing; None when this test cannot switch users (not root)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(UNPRIVILEGED)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", UNPRIVILEGED],
+                       check=True, capture_output=True)
+    return UNPRIVILEGED
+
+
+GRADERS = [("root", "autograde"), ("root", "posenc-grade"), ("unprivileged", "autograde"),
+           ("unprivileged", "posenc-grade")]
+
+
+def shared_folder(prefix):
+    """A new folder that every user can reach (pytest's tmp_path is private to root)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(0o755)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def unprivileged():
+    """``(user, Python)`` of the unprivileged grader: this test's user and Python when it is not root."""
+    user = unprivileged_user()
+    if user is None:
+        yield None, sys.executable
+        return
+    folder = shared_folder("posenc-attacks-python-")
+    try:
+        yield user, str(python_for(user, folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", params=GRADERS, ids=[f"{who}-{how}" for who, how in GRADERS])
+def attacked(request):
+    who, how = request.param
+    if who == "root" and os.geteuid() != 0:
+        pytest.skip("grading as root needs this test to run as root (CI and make demo do)")
+    user, python = request.getfixturevalue("unprivileged") if who == "unprivileged" else (None, sys.executable)
+    root = shared_folder(f"posenc-attacks-{who}-")
+    try:
+        yield grade(root, user, python, how)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def grade(root, user, python, how):
+    course = new_course(root / "course")
+    home = root / "home"
+    home.mkdir()
+    (home / "secret.txt").write_text(SECRET + "\n")
+    (home / "secret.txt").chmod(0o600)
+    private = root / "private.txt"
+    private.write_text(PRIVATE)
+    private.chmod(0o600)
+    exchange = root / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    (course / "victim.txt").write_text("a course file\n")
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
+    kit = SimpleNamespace(course=course, home=home, private=private, root=root, release=generate(course))
+    answers = reference_answers(course / "source" / ASSIGNMENT / NOTEBOOK)
+    codes = kernel_code(kit)
+    students = ["honest-a", *codes, *BY_HAND, "honest-z"]
+    for name in students:
+        notebook = make_submission(answers, release_notebook=kit.release)
+        if name in codes:
+            cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("solution")
+                        and c.cell_type == "code")
+            cell.source = codes[name] + "\n\n" + cell.source
+        folder = write_submission(notebook, course / "submitted", name).parent
+        (folder / "timestamp.txt").write_text("2026-11-20 10:00:00.000000 UTC")
+        (folder / "submission_secret.txt").write_text(f"secret-of-{name}")
+    tamper_submitted(kit)
+    before = fingerprint(course, private)
+    if user is not None:
+        owner = pwd.getpwnam(user)
+        for path in [root, *root.rglob("*")]:
+            if not path.is_relative_to(exchange) or path == exchange:
+                os.lchown(path, owner.pw_uid, owner.pw_gid)
+    env = nbgrader_env(HOME=str(home), PATH=f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    command = ([python, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"] if how == "autograde" else
+               [python, "-m", "posenc_course.grade", ASSIGNMENT, "--jobs", "2", "--force"])
+    graded = as_grader(user, command, course, env, timeout=1800)
+    log = graded.stdout + graded.stderr
+    named = re.search(r"; log: (\S+\.log)$", graded.stderr, re.MULTILINE)
+    if named:
+        log += Path(named.group(1)).read_text()
+    # before release: one feedback page is made a link to the source notebook
+    feedback = as_grader(user, [python, "-m", "nbgrader", "generate_feedback", ASSIGNMENT, "--force"],
+                         course, env, timeout=900)
+    page = course / "feedback" / "k-links-out" / ASSIGNMENT / "exercises.html"
+    if page.exists():
+        page.unlink()
+        os.symlink(course / "source" / ASSIGNMENT / NOTEBOOK, page)
+    released = as_grader(user, [python, "-m", "nbgrader", "release_feedback", ASSIGNMENT], course, env,
+                         timeout=900)
+    return SimpleNamespace(course=course, exchange=exchange, private=private, home=home, before=before,
+                           after=fingerprint(course, private), graded=graded, log=log, feedback=feedback,
+                           released=released, students=students,
+                           scores=report.exercise_scores(course / "gradebook.db"))
+
+
+def fingerprint(course, private):
+    """What no submission may change: the release, the source, the course's files, a private file and its mode."""
+    paths = [course / "release" / ASSIGNMENT / NOTEBOOK, course / "source" / ASSIGNMENT / NOTEBOOK,
+             course / "victim.txt", course / "nbgrader_config.py", private]
+    return {str(p): (hashlib.sha256(p.read_bytes()).hexdigest(), stat.S_IMODE(p.stat().st_mode)) for p in paths}
+
+
+def total(scores, student):
+    return sum(score for score, _ in scores[student].values())
+
+
+def shown_files(attacked):
+    """Every entry under autograded/, feedback/ and the exchange's released feedback."""
+    folders = [attacked.course / "autograded", attacked.course / "feedback", attacked.exchange / ASSIGNMENT / "feedback"]
+    placed = attacked.course / "feedback" / "k-links-out" / ASSIGNMENT / "exercises.html"  # by this test, see grade()
+    return [p for folder in folders if folder.exists() for p in [folder, *folder.rglob("*")] if p != placed]
+
+
+def test_the_class_is_graded_and_released(attacked):
+    assert attacked.graded.returncode == 0, attacked.log[-4000:]
+    assert attacked.feedback.returncode == 0, (attacked.feedback.stdout + attacked.feedback.stderr)[-4000:]
+    # one page was made a link to the source notebook: it is refused, the others are released
+    output = attacked.released.stdout + attacked.released.stderr
+    assert attacked.released.returncode == 1 and "could not release the feedback of k-links-out" in output, output
+    released = list((attacked.exchange / ASSIGNMENT / "feedback").iterdir())
+    # h-linked-folder's files went with its link: no submission_secret.txt, so it is named and skipped
+    assert re.search(r"Not releasing feedback for student 'h-linked-folder'", output), output
+    assert len(released) == len(attacked.students) - 2, output
+
+
+def test_no_file_outside_a_students_folder_is_written_or_chmodded(attacked):
+    assert attacked.after == attacked.before
+
+
+def test_nothing_shown_or_released_is_a_link_or_a_special_file(attacked):
+    for path in shown_files(attacked):
+        status = os.lstat(path)
+        assert stat.S_ISDIR(status.st_mode) or (stat.S_ISREG(status.st_mode) and status.st_nlink == 1), path
+
+
+def test_no_secret_reaches_the_graded_folders_the_feedback_or_the_exchange(attacked):
+    """Not the grader's home, the private file, the gradebook or the solutions anywhere; not the hidden tests in
+    what a student receives (a graded notebook holds them: it is the instructor's)."""
+    for path in shown_files(attacked):
+        secrets = [SECRET, PRIVATE, SOLUTION_MARK, "SQLite format 3"]
+        if not path.is_relative_to(attacked.course / "autograded"):
+            secrets.append(HIDDEN_MARK)
+        if path.is_file():
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            assert not [s for s in secrets if s in text], f"{path} shows a secret"
+
+
+def test_honest_students_and_correct_answers_keep_full_marks(attacked):
+    kernel_side = [name for name in attacked.students if name.startswith(("honest", "k-"))]
+    assert {name: total(attacked.scores, name) for name in kernel_side} == dict.fromkeys(kernel_side, FULL)
+
+
+def test_by_hand_attacks_score_as_their_notebook_deserves(attacked):
+    assert {name: total(attacked.scores, name) for name in BY_HAND} == BY_HAND
+
+
+def test_a_notebook_that_was_no_file_says_why_in_its_feedback(attacked):
+    for student, why in [("h-fifo-notebook", "a FIFO"), ("h-dangling-notebook", "a symbolic link"),
+                         ("h-linked-folder", "was a symbolic link")]:
+        page = attacked.course / "feedback" / student / ASSIGNMENT / "exercises.html"
+        assert why in page.read_text(), student
+
+
+def test_every_entry_left_out_is_named_in_the_log(attacked):
+    log = attacked.log
+    for entry in ["k-swap-notebook/posenc/exercises.ipynb in the graded folder is a symbolic link",
+                  "k-links-out/posenc/solutions.txt in the graded folder is a symbolic link",
+                  "k-marker-chmod/posenc/private.txt in the graded folder is a symbolic link",
+                  "k-special-files/posenc/notes.txt in the graded folder is a FIFO",
+                  "k-special-files/posenc/plot.png in the graded folder is a socket",
+                  "k-special-files/posenc/mine.txt in the graded folder is a hard link",
+                  "beyond the limit of 1000 files",
+                  "h-lms-links/posenc/grades.db is a symbolic link",
+                  "h-fifo-notebook/posenc/exercises.ipynb is a FIFO",
+                  "h-linked-folder is a symbolic link",
+                  "h-hard-gradebook/posenc/grades.db is a hard link"]:
+        assert entry in log, entry
+
+
+def test_the_kernels_files_are_capped_and_the_rest_kept(attacked):
+    folder = attacked.course / "autograded" / "k-many-files" / ASSIGNMENT
+    files = [p for p in folder.rglob("*") if p.is_file() and p.name != ".hardened-grading-done"]  # marked after
+    assert len(files) == student_folder.MAX_FILES
+    assert (folder / NOTEBOOK).is_file() and (folder / "submission_secret.txt").is_file()
+    special = attacked.course / "autograded" / "k-special-files" / ASSIGNMENT
+    assert {p.name for p in special.iterdir()} == {".hardened-grading-done", NOTEBOOK, "timestamp.txt",
+                                                   "submission_secret.txt"}
