@@ -11,14 +11,18 @@ HTML: ``<script>``, ``onerror=``, ``javascript:`` links, ``<iframe srcdoc>``, ``
   itself ships), after the elements whose content is never text (``script``, ``style``, ``iframe``, ``svg``,
   ``math``, ...) are removed, with BeautifulSoup. Tables, text formatting, headings, lists, code and
   ``data:`` images stay; every attribute that could run or load something (``on*``, ``href`` to anything but
-  http(s), mailto or a fragment, ``src`` that is not a ``data:`` image, ``style`` beyond plain colours and
-  alignment, ``id``, ``target``) is dropped. A removed element leaves a note such as ``[script removed]``.
+  http(s), mailto or a fragment, ``style`` beyond plain colours and alignment, ``id``, ``target``, a class of
+  the page's own layout) is dropped. A removed element leaves a note such as ``[script removed]``; so does an
+  image that is not embedded as a ``data:`` URL (it would be fetched from somewhere). Tags bleach does not
+  know (``<form>``, ``<input>``) are shown as text, not obeyed.
 - :func:`inert_svg`: an SVG image is kept as it is when it holds nothing active (no script, no ``on*``
   attribute, no ``foreignObject``, no link or reference outside itself), else dropped.
 - :class:`InertContent`: a preprocessor that applies these to a notebook's outputs. Only passive types are
   kept (plain text, PNG, JPEG, GIF, LaTeX), with ``text/html`` cleaned, ``text/markdown`` rendered and
   cleaned into ``text/html``, an SVG kept only when inert; every other type (``application/javascript``,
-  widget views, plotly, ...) is removed, with a line that says so when nothing else is left to show. It
+  widget views, plotly, ...) is removed, with a line that says so when nothing else is left to show. A
+  display's metadata keeps its size and alt text only (no ``isolated`` frame, no file name), an execution
+  count is a number or nothing, and the notebook's widget state goes. It
   runs in ``Autograde.autograde_preprocessors`` after ``ResilientExecute`` (the graded notebook on disk, which
   formgrader and JupyterLab open, holds nothing active), and in ``HTMLExporter.preprocessors`` (every HTML
   page nbgrader makes from a notebook with this configuration: the feedback and formgrader's view, even of a
@@ -192,6 +196,11 @@ def markdown_to_inert_html(source):
 KEPT_METADATA = {"width": (int, float), "height": (int, float), "unconfined": (bool,), "alt": (str,)}
 
 
+def _count(value):
+    """An execution count as a template may print it: a whole number, or None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 class InertContent(Preprocessor):
     """Make every output of a notebook inert: see the module's description."""
 
@@ -214,7 +223,11 @@ class InertContent(Preprocessor):
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "code":
+            # the kernel reports its execution counts, and templates print them as they are ("In [...]")
+            cell.execution_count = _count(cell.get("execution_count"))
             for output in cell.get("outputs", []):
+                if "execution_count" in output:
+                    output["execution_count"] = _count(output["execution_count"])
                 if output.get("output_type") in ("display_data", "execute_result", "update_display_data"):
                     self.make_inert(output)
         return cell, resources

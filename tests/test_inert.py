@@ -233,6 +233,32 @@ def test_inert_content_keeps_passive_outputs_cleans_html_and_drops_the_rest():
     assert processed.cells[0] == before.cells[0]  # markdown is cleaned when it is rendered, and kept as written
 
 
+def test_an_execution_count_the_kernel_made_up_is_not_printed():
+    """The kernel reports execution counts, and the templates print them raw ("In [...]")."""
+    result = new_output("execute_result", data={"text/plain": "1"}, execution_count=1)
+    result["execution_count"] = "<img src=x onerror=alert(1)>"
+    cell = new_code_cell("x")
+    cell.outputs, cell.execution_count = [result], "<script>alert(1)</script>"
+    notebook = new_notebook()
+    notebook.cells = [cell]  # nbformat refuses such counts when it makes a notebook; a kernel sends them all the same
+    processed, _ = InertContent().preprocess(notebook, {})
+    assert processed.cells[0].execution_count is None and processed.cells[0].outputs[0].execution_count is None
+    page, _ = SummaryFirstHTMLExporter(config=feedback_config()).from_notebook_node(
+        processed, resources=copy.deepcopy(NBGRADER_RESOURCES))
+    assert "<script" not in page and "onerror" not in page
+    honest = new_notebook(cells=[new_code_cell("x", execution_count=3)])
+    assert InertContent().preprocess(honest, {})[0].cells[0].execution_count == 3
+
+
+def test_a_raw_html_cell_is_cleaned_by_nbconvert_itself():
+    notebook = new_notebook(cells=[nbformat.v4.new_raw_cell("<script>alert(1)</script><img src=x onerror=alert(1)>",
+                                                            metadata={"raw_mimetype": "text/html"})])
+    for page in (formgrader_page(notebook, load_config(ROOT)),
+                 SummaryFirstHTMLExporter(config=feedback_config()).from_notebook_node(
+                     notebook, resources=copy.deepcopy(NBGRADER_RESOURCES))[0]):
+        assert "&lt;script&gt;alert(1)" in page and not re.search(r"<script>alert|<img[^>]*onerror", page)
+
+
 def test_inert_content_is_idempotent():
     once, _ = InertContent().preprocess(hostile_notebook(), {})
     twice, _ = InertContent().preprocess(copy.deepcopy(once), {})
