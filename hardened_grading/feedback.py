@@ -214,7 +214,7 @@ def summary_html(rows, full=False, by_hand=0, part="test"):
            "<th>failed checks</th></tr></thead><tbody>"]
     for row in rows:
         lost = row["score"] < row["max_score"]
-        out.append(f'<tr class="{"warning" if lost else ""}"><td><b>{row["exercise"]}</b></td>'
+        out.append(f'<tr class="{"warning" if lost else ""}"><td><b>{html.escape(str(row["exercise"]))}</b></td>'
                    f'<td class="center">{row["score"]:g} / {row["max_score"]:g}</td>'
                    f'<td>{len(row["failed"]) or ""}</td></tr>')
         if row["failed"]:

@@ -45,6 +45,7 @@ playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 STUDENT = "mallory"
+GRADED_NOTEBOOK = lambda course: course / "autograded" / STUDENT / "posenc" / NOTEBOOK  # noqa: E731
 #: What a payload calls: the recorder the test puts in every frame, else nothing (the page still runs it).
 HIT = "(window.__hit || parent.__hit || function () {})"
 #: Where the source notebook (solutions and hidden tests) is, through the Jupyter API of formgrader's server.
@@ -173,10 +174,22 @@ def free_port():
 def formgrader(graded, tmp_path_factory):
     """A Jupyter server in the course with the instructor's set-up (formgrader), on the loopback with a token."""
     port, token = free_port(), "instructor-secret-token"
+    private = tmp_path_factory.mktemp("jupyter")
+    settings = private / "settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    # every cell rendered at once, not only those on screen (as tests/test_browser.py sets it)
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    environment = dict(instructor_environment(private, nbgrader_env()), JUPYTER_DATA_DIR=str(private / "data"),
+                       JUPYTER_RUNTIME_DIR=str(private / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(private / "settings"),
+                       JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"))
+    # The worst case of the live notebook: the instructor trusts it (saving it signs it), so that Jupyter renders
+    # its outputs as the kernel sent them, scripts included.
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(GRADED_NOTEBOOK(graded))], env=environment,
+                   check=True, capture_output=True)
     server = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--no-browser", f"--port={port}",
                                "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--allow-root",
                                "--ServerApp.ip=127.0.0.1"],
-                              cwd=graded, env=instructor_environment(tmp_path_factory.mktemp("jupyter"), nbgrader_env()),
+                              cwd=graded, env=environment,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -207,16 +220,17 @@ def formgrader(graded, tmp_path_factory):
         server.communicate()
 
 
-#: Where a page shows what the student made: outputs and rendered markdown.
+#: Where a page shows what the student made: outputs and rendered markdown (nbconvert's pages; JupyterLab's).
 STUDENT_AREAS = ".output_subarea, .text_cell_render"
+LIVE_AREAS = ".jp-OutputArea-output, .jp-MarkdownOutput"
 #: In the page: what in the student's areas could run or send something.
-ACTIVE_IN_PAGE = """areas => {
+ACTIVE_IN_PAGE = """([areas, allowed]) => {
   const found = [];
   for (const area of document.querySelectorAll(areas)) {
     for (const element of area.querySelectorAll('*')) {
       const name = element.tagName.toLowerCase();
       if (['script', 'iframe', 'object', 'embed', 'form', 'input', 'button', 'meta', 'base', 'svg', 'math',
-           'frame', 'link', 'style', 'textarea'].includes(name)) found.push(name);
+           'frame', 'link', 'style', 'textarea'].includes(name) && !allowed.includes(name)) found.push(name);
       for (const attribute of element.attributes) {
         const value = attribute.value.trim().toLowerCase();
         if (attribute.name.startsWith('on')) found.push(name + ' ' + attribute.name);
@@ -228,9 +242,9 @@ ACTIVE_IN_PAGE = """areas => {
   return found.concat(Array.from(document.querySelectorAll('base, meta[http-equiv=refresh]')).map(e => e.outerHTML));
 }"""
 #: In the page: click every javascript: link (a person might), and focus every field.
-CLICK_JAVASCRIPT_LINKS = """() => {
+CLICK_JAVASCRIPT_LINKS = """areas => {
   for (const link of document.querySelectorAll('a[href^="javascript:" i]')) link.click();
-  for (const field of document.querySelectorAll('.output_subarea input, .text_cell_render input')) field.focus();
+  for (const area of document.querySelectorAll(areas)) for (const field of area.querySelectorAll('input')) field.focus();
 }"""
 
 
@@ -238,10 +252,12 @@ CLICK_JAVASCRIPT_LINKS = """() => {
 FORMGRADER_READY = "() => document.querySelector('a[tabindex=\"-1\"]') !== null"
 
 
-def visit(browser, url, screenshots, name, ready=None):
+def visit(browser, url, screenshots, name, ready=None, areas=STUDENT_AREAS, allowed=()):
     """Open `url` in a fresh page with a recorder of everything a script could do; return what it recorded.
     Screenshots of the top of the page, the honest cells and the hostile ones go to `screenshots`, named `name`-*.png.
-    `ready`: a JavaScript condition to wait for once the page has loaded (the page's own scripts have run)."""
+    `ready`: a JavaScript condition to wait for once the page has loaded (the page's own scripts have run);
+    `areas`: where the page shows the student's content; `allowed`: tags found there that are not the student's
+    (the page's own renderers')."""
     seen = {"hits": [], "dialogs": [], "console": [], "requests": [], "frames": []}
     context = browser.new_context(viewport={"width": 1300, "height": 1400})
     page = context.new_page()
@@ -262,22 +278,24 @@ def visit(browser, url, screenshots, name, ready=None):
         for step in ("click", "look"):
             try:  # a payload that navigated the page away ends the step: recorded, then looked at again
                 if step == "click":
-                    page.evaluate(CLICK_JAVASCRIPT_LINKS)
+                    page.evaluate(CLICK_JAVASCRIPT_LINKS, areas)
                 page.wait_for_load_state("networkidle")
-                seen["active"] = page.evaluate(ACTIVE_IN_PAGE, STUDENT_AREAS)
+                seen["active"] = page.evaluate(ACTIVE_IN_PAGE, [areas, list(allowed)])
                 seen["text"] = page.inner_text("body")
                 seen["images"] = page.evaluate(
-                    "() => Array.from(document.querySelectorAll('.output_subarea img'))"
-                    ".map(i => [i.src.slice(0, 22), i.naturalWidth])")
-                seen["tables"] = page.evaluate("() => Array.from(document.querySelectorAll('.output_subarea table, "
-                                               ".text_cell_render table')).map(t => t.rows.length)")
+                    "areas => Array.from(document.querySelectorAll(areas)).flatMap(a => Array.from(a.querySelectorAll('img')))"
+                    ".map(i => [i.src.slice(0, 22), i.naturalWidth])", areas)
+                seen["tables"] = page.evaluate(
+                    "areas => Array.from(document.querySelectorAll(areas)).flatMap(a => Array.from(a.querySelectorAll('table')))"
+                    ".map(t => t.rows.length)", areas)
             except playwright_api.Error as error:
                 seen.setdefault("errors", []).append(f"{step}: {str(error).splitlines()[0]}")
                 page.wait_for_load_state("load")
         seen["url"] = page.url
         for part, text in (("top", None), ("honest", "Honest markdown"), ("hostile", "Hostile markdown")):
-            if text and page.get_by_text(text).count():
-                page.get_by_text(text).first.evaluate("element => element.scrollIntoView()")
+            shown = page.locator(areas).get_by_text(text) if text else None
+            if shown is not None and shown.count():
+                shown.first.evaluate("element => element.scrollIntoView()")
             page.screenshot(path=str(screenshots / f"{name}-{part}.png"))
         page.evaluate("__hit('control: the recorder works')")  # the recorder itself, called by the page
     finally:
@@ -333,3 +351,25 @@ def test_formgrader_shows_a_hostile_submission_without_running_it(formgrader, br
     assert not [request for request in seen["requests"]
                 if urllib.parse.urlparse(request).path.startswith(("/api/", "/files/"))], seen["requests"]
     assert formgrader.score == formgrader.max_score > 0
+
+
+#: In JupyterLab's page of the notebook: every cell, the student's last one included, is rendered.
+LIVE_READY = "() => document.body.innerText.includes('a widget') && document.querySelectorAll('.jp-Cell').length > 40"
+
+
+def test_the_graded_notebook_opened_live_and_trusted_runs_nothing(formgrader, browser, screenshots):
+    """formgrader's "Open live notebook" (``/notebooks/...``, Jupyter Notebook 7) of the graded notebook, trusted
+    by the instructor, which is when Jupyter renders outputs as they are, scripts included: the graded notebook
+    on disk holds none (InertContent ran right after the kernel), and Jupyter's own markdown renderer cleans
+    markdown. Nothing runs, nothing asks for the source notebook, and honest content shows."""
+    url = f"{formgrader.base}/notebooks/autograded/{STUDENT}/posenc/{NOTEBOOK}?token={formgrader.token}"
+    # MathJax's own output, and a form with its field, which JupyterLab's sanitizer keeps (without handlers)
+    seen = visit(browser, url, screenshots, "hostile-live", ready=LIVE_READY, areas=LIVE_AREAS,
+                 allowed=("math", "form", "input"))
+    assert "control: the recorder works" in seen["hits"], seen["hits"]
+    assert [hit for hit in seen["hits"] if not hit.startswith("control")] == [], seen["hits"]
+    assert not seen["dialogs"] and "errors" not in seen, (seen["dialogs"], seen.get("errors"))
+    assert not [url for url in seen["requests"] if "source/posenc" in url or "refreshed" in url
+                or "formsent" in url or "evil.invalid" in url], seen["requests"]
+    assert seen["active"] == [], seen["active"]
+    assert_honest_content_shown(seen)
