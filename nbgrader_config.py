@@ -6,6 +6,8 @@ from pathlib import Path
 from posenc_course.course import quiet_dependency_warnings
 from posenc_course.layout import EXERCISE_PATTERN
 from hardened_grading.release import generate_assignment_preprocessors
+from hardened_grading.grading import GRADED_MARKER
+from nbgrader.coursedir import CourseDirectory
 
 c = get_config()  # noqa: F821  (nbgrader provides get_config when it loads this file)
 
@@ -41,8 +43,9 @@ c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
 
 # A student's folder is untrusted input (hardened_grading/student_folder.py): links, FIFOs, sockets, devices and
 # hard links in submitted/ are removed and logged before anything is read (prepare_submission, which then
-# adopts a renamed notebook); after the kernel ends, the graded folder becomes the grader's own copy of its
-# regular files (c.ResilientExecute.max_files and max_folder_mb cap it); feedback is made from such folders only.
+# adopts a renamed notebook); after the kernel ends, the graded folder becomes a new one of the grader's own,
+# with its regular files only (c.ResilientExecute.max_files and max_folder_mb cap it); feedback is made from such
+# folders only.
 # Hardened grading (hardened_grading/grading.py): an unreadable notebook is graded as the blank
 # release (0 points, reason logged and shown in its feedback); a lone renamed notebook is graded
 # as the assignment's one notebook (exercises.ipynb); and the graded notebook is the student's own, run once from top to bottom as
@@ -103,6 +106,8 @@ c.Autograde.autograde_preprocessors = [
 # A run that was interrupted part-way leaves half-graded folders in autograded/; they are removed
 # when nbgrader starts, so that `nbgrader autograde posenc` again finishes the class.
 c.Autograde.post_convert_hook = "hardened_grading.grading.mark_graded"
+# The engine's done-marker stays in autograded/: nbgrader never copies it into a student's feedback.
+c.CourseDirectory.ignore = [*CourseDirectory.class_traits()["ignore"].default(), GRADED_MARKER]
 if sys.argv[1:2] == ["autograde"]:
     from hardened_grading.grading import remove_unfinished
 

@@ -243,14 +243,14 @@ class ResilientExecute(Execute):
     )).tag(config=True)
 
     max_files = Integer(student_folder.MAX_FILES, min=1, help=(
-        "Files a graded folder (autograded/STUDENT/ASSIGNMENT) may hold once its kernel has ended, the notebook and "
-        "the course's own files included: the folder becomes a copy the grader makes of its regular files, the "
-        "first this many in sorted order (the notebooks at the top first); links, FIFOs, sockets, devices and "
-        "the files beyond are left out and logged. Feedback copies the folder, so this bounds its work too."
-        )).tag(config=True)
+        "Files a graded folder (autograded/STUDENT/ASSIGNMENT) may keep once its kernel has ended, the notebook "
+        "and the course's own files included: the folder becomes a new one of the grader's own, into which its "
+        "regular files are moved, the first this many in sorted order (the notebooks at the top first); links, "
+        "FIFOs, sockets, devices, hard links and the files beyond are left out and logged. Feedback copies the "
+        "folder, so this bounds its work too.")).tag(config=True)
     max_folder_mb = Integer(student_folder.MAX_FOLDER_MB, min=1, help=(
-        "MiB that the copy of a graded folder may hold in all (see max_files): the files that would take it "
-        "over are left out and logged.")).tag(config=True)
+        "MiB that a graded folder may keep in all once its kernel has ended (see max_files): the files that "
+        "would take it over are left out and logged.")).tag(config=True)
 
     kernel_name = Unicode(kernel.KERNEL_NAME, help=(
         "The grading kernel's name: the engine serves it (hardened_grading.kernel, sandboxed as set here) and "
@@ -326,10 +326,13 @@ class ResilientExecute(Execute):
                 raise ValueError(f"c.ResilientExecute.read_only_paths in nbgrader_config.py: {problem}")
         graded = super().preprocess(nb, resources, km=km)
         if self._folder:
-            # The kernel has ended: what its code left in the folder is untrusted. The folder becomes the
-            # grader's own copy of its plain files, before nbgrader writes, chmods or copies anything there.
-            student_folder.replace_with_copy(self._folder, self.max_files, self.max_folder_mb,
-                                             who=self._info.get("student", ""))
+            # The kernel has ended: what its code left in the folder is untrusted. The folder becomes a new one of
+            # the grader's own, with its plain files only, before nbgrader writes, chmods or copies anything there.
+            student_folder.rebuild(self._folder, self.max_files, self.max_folder_mb,
+                                   who=self._info.get("student", ""))
+            # The done-marker is the grader's alone: one the submission brought or made would have an interrupted
+            # run take this half-graded folder for a finished one (remove_unfinished).
+            student_folder.remove_entry(os.path.join(self._folder, GRADED_MARKER))
         return graded
 
     def kernel_arguments(self):

@@ -15,8 +15,8 @@ named in the log, and never opened, written or chmodded through.
 - :func:`remove_unsafe`: remove the entries that are not plain, in place. For ``submitted/`` when grading
   starts (:func:`hardened_grading.grading.prepare_submission`), and for ``autograded/`` before feedback
   is made from it.
-- :func:`replace_with_copy`: after the kernel has ended, the folder becomes a copy that the grader made
-  itself, of its plain entries only, at most ``max_files`` files and ``max_mb`` MiB
+- :func:`rebuild`: after the kernel has ended, the folder becomes a new one of the grader's own, into which
+  its plain entries only are moved, at most ``max_files`` files and ``max_mb`` MiB
   (:class:`hardened_grading.grading.ResilientExecute` calls it; the limits are its traitlets). A process of
   the sandbox that somehow outlived its kernel is left holding the old folder, which is then removed: it
   can no longer reach what the grader writes next.
@@ -207,79 +207,58 @@ def write_new(path, data):
         raise
 
 
-def replace_with_copy(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
-    """Make `folder` a copy that the grader makes itself of its plain entries only, after the code that
+def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
+    """Make `folder` a new folder of the grader's own that holds its plain entries only, once the code that
     wrote it has ended; return what was left out, ``[(relative path, why)]``, each also logged.
 
-    Left out: every entry that is not plain (:func:`why_unsafe`), the files beyond the first `max_files`
-    (in sorted order: the notebook first when it is at the top) and, once the copy holds `max_mb` MiB, the
-    files that would take it over. Folders are copied as folders; modes keep their permission bits only.
-    The old folder is renamed aside and removed; the copy takes its name. Raise :class:`UnsafeEntry` when
-    `folder` is itself no real folder.
+    Its folders are made anew, and its regular files with one link are moved into them (a rename: no data is
+    copied), at most `max_files` of them (in sorted order, the files at the top, the notebooks, first) and
+    `max_mb` MiB in all. Every other entry (:func:`why_unsafe`) and the files beyond the limits stay in the old
+    folder, which is then removed. A process that still held the old folder (one of the sandbox that outlived
+    its kernel) can no longer reach the new one; an entry it swapped in meanwhile is moved as it is (a rename
+    never follows a link) and found by a last scan of the new folder, which nothing else can reach: it is
+    removed. Raise :class:`UnsafeEntry` when `folder` is itself no real folder.
     """
     folder = os.path.abspath(folder)
     found = scan(folder)
     left_out = list(found.unsafe)
     budget = max_mb * 1024 * 1024
     parent = os.path.dirname(folder)
-    copy = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(folder)}.copy-")
+    new = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(folder)}.new-")
     try:
-        os.chmod(copy, stat.S_IMODE(os.lstat(folder).st_mode) & 0o2777)  # mkdtemp made it 0700
+        os.chmod(new, stat.S_IMODE(os.lstat(folder).st_mode) & 0o2777)  # mkdtemp made it 0700
         for relative in found.folders:
-            os.mkdir(os.path.join(copy, relative))  # as nbgrader makes its folders: umask's mode
-        # the files at the top first (the notebooks), then deeper ones, each level sorted
-        files = sorted(found.files, key=lambda item: (item[0].count(os.sep), item[0]))
-        copied = 0
-        for relative, size in files:
-            if copied >= max_files:
+            os.mkdir(os.path.join(new, relative))  # as nbgrader makes its folders: umask's mode
+        moved = 0
+        for relative, size in sorted(found.files, key=lambda item: (item[0].count(os.sep), item[0])):
+            if moved >= max_files:
                 left_out.append((relative, f"beyond the limit of {max_files} files (ResilientExecute.max_files)"))
-                continue
-            if size > budget:
+            elif size > budget:
                 left_out.append((relative, f"beyond the limit of {max_mb} MiB in all (ResilientExecute.max_folder_mb)"))
-                continue
-            try:
-                with open_regular(os.path.join(folder, relative)) as source:
-                    mode = stat.S_IMODE(os.fstat(source.fileno()).st_mode) & 0o777
-                    written = _copy_bounded(source, os.path.join(copy, relative), budget)
-            except UnsafeEntry as error:  # it changed since the scan
-                left_out.append((relative, error.strerror))
-                continue
-            except FileNotFoundError:
-                continue
-            if written is None:
-                left_out.append((relative, f"beyond the limit of {max_mb} MiB in all (ResilientExecute.max_folder_mb)"))
-                continue
-            os.chmod(os.path.join(copy, relative), mode | 0o600)
-            budget -= written
-            copied += 1
+            else:
+                try:
+                    os.rename(os.path.join(folder, relative), os.path.join(new, relative))
+                except FileNotFoundError:
+                    continue
+                budget -= size
+                moved += 1
         aside = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(folder)}.old-")
         os.replace(folder, os.path.join(aside, "folder"))
-        os.replace(copy, folder)
+        os.replace(new, folder)
     except BaseException:
-        shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(new, ignore_errors=True)
         raise
-    shutil.rmtree(aside, ignore_errors=True)
+    shutil.rmtree(aside, ignore_errors=True)  # never follows a link; drops the moved files' second names
     for relative, why in left_out:
         log.error("hardened_grading: student %r: %s in the graded folder is %s: left out, not followed",
                   shown(who), shown(os.path.join(folder, relative)), why)
-    return left_out
-
-
-def _copy_bounded(source, destination, budget):
-    """Copy the open `source` to a new file `destination`; return the bytes written, or None (and nothing
-    kept) when it holds more than `budget` bytes."""
-    written = 0
-    fd = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as target:
-        while chunk := source.read(1 << 20):
-            written += len(chunk)
-            if written > budget:
-                break
-            target.write(chunk)
-    if written > budget:
-        os.unlink(destination)
-        return None
-    return written
+    # what changed between the scan and the moves (a file swapped for a link, grown past its size)
+    late = scan(folder)
+    for relative, why in late.unsafe:
+        log.error("hardened_grading: student %r: %s in the graded folder is %s: removed, not followed",
+                  shown(who), shown(os.path.join(folder, relative)), why)
+        remove_entry(os.path.join(folder, relative))
+    return left_out + late.unsafe
 
 
 def plain_path(root, path):

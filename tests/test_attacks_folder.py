@@ -293,6 +293,12 @@ def test_nothing_shown_or_released_is_a_link_or_a_special_file(attacked):
         assert stat.S_ISDIR(status.st_mode) or (stat.S_ISREG(status.st_mode) and status.st_nlink == 1), path
 
 
+def test_the_done_marker_is_the_graders_and_stays_in_autograded(attacked):
+    markers = {p.parent.parent.name: p.read_text() for p in (attacked.course / "autograded").glob("*/*/.hardened-grading-done")}
+    assert markers == dict.fromkeys(attacked.students, "graded\n")
+    assert not list((attacked.course / "feedback").rglob(".hardened-grading-done"))
+
+
 def test_no_secret_reaches_the_graded_folders_the_feedback_or_the_exchange(attacked):
     """Not the grader's home, the private file, the gradebook or the solutions anywhere; not the hidden tests in
     what a student receives (a graded notebook holds them: it is the instructor's)."""

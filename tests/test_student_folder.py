@@ -79,13 +79,13 @@ def test_remove_unsafe_removes_links_not_what_they_point_to(tmp_path, outside, c
     assert "link.txt is a symbolic link" in caplog.text and "mallory" in caplog.text
 
 
-def test_replace_with_copy_keeps_plain_files_only_and_leaves_the_old_folder_behind(tmp_path, outside):
+def test_rebuild_keeps_plain_files_only_and_leaves_the_old_folder_behind(tmp_path, outside):
     folder = tmp_path / "student"
     hostile = hostile_folder(folder, outside)
     (folder / "exercises.ipynb").chmod(0o640)
     held = os.open(folder, os.O_RDONLY)  # as a process of the sandbox holds its working folder
     try:
-        left_out = student_folder.replace_with_copy(folder, who="mallory")
+        left_out = student_folder.rebuild(folder, who="mallory")
         assert {path for path, _ in left_out} == hostile
         assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) == ["data", "exercises.ipynb"]
         assert stat.S_IMODE((folder / "exercises.ipynb").stat().st_mode) == 0o640
@@ -98,18 +98,18 @@ def test_replace_with_copy_keeps_plain_files_only_and_leaves_the_old_folder_behi
     assert [p.name for p in tmp_path.iterdir() if p.name != "outside"] == ["student"], "the old folder is removed"
 
 
-def test_replace_with_copy_caps_files_and_bytes(tmp_path):
+def test_rebuild_caps_files_and_bytes(tmp_path):
     folder = tmp_path / "student"
     (folder / "deep").mkdir(parents=True)
     (folder / "exercises.ipynb").write_text("{}")
     for index in range(30):
         (folder / "deep" / f"f{index:02}.txt").write_text("x")
-    left_out = student_folder.replace_with_copy(folder, max_files=11)
+    left_out = student_folder.rebuild(folder, max_files=11)
     assert (folder / "exercises.ipynb").exists(), "the notebooks at the top come first"
     assert len(list((folder / "deep").iterdir())) == 10 and len(left_out) == 20
     assert all("max_files" in why for _, why in left_out)
     (folder / "big.bin").write_bytes(bytes(3 * 2**20))
-    left_out = student_folder.replace_with_copy(folder, max_mb=2)
+    left_out = student_folder.rebuild(folder, max_mb=2)
     assert [path for path, _ in left_out] == ["big.bin"] and "max_folder_mb" in left_out[0][1]
     assert not (folder / "big.bin").exists() and (folder / "exercises.ipynb").exists()
 
