@@ -305,6 +305,7 @@ class ResilientExecute(Execute):
         self._deadline = None  # time.monotonic() by which the submission's cells must be done (submission_seconds)
         self._index = None  # the index of the cell whose messages are being processed
         self._replied = set()  # msg ids of the kernel link's cells whose reply to the judge came
+        self._kept_past_cap = set()  # (cell index, "error" or "execute_result") kept, cut short, past max_output_kb
         self._said_out_of_time = False
         self._kernel_folder = None
         self._adopted = False  # the kernel was started ahead (hardened_grading.ahead)
@@ -316,7 +317,7 @@ class ResilientExecute(Execute):
         self._info = (resources or {}).get("nbgrader", {})
         self._setup = None
         self._output_used, self._comm_used, self._deadline, self._said_out_of_time = {}, 0, None, False
-        self._replied = set()
+        self._replied, self._kept_past_cap = set(), set()
         self.extra_arguments = self.kernel_arguments()
         folder = ((resources or {}).get("metadata") or {}).get("path") or None
         self._folder = os.path.abspath(folder) if folder else None
@@ -480,6 +481,14 @@ class ResilientExecute(Execute):
             display_id = None
         admitted = self.admit(cell_index, size, outs)
         if admitted is not True:
+            # Past the cap, a cell's error and its result are still kept, once each and cut short: nbgrader reads
+            # a test cell's score from them (a cell run in the kernel: trusted_tests off, or a flood then a failure).
+            kind = msg["msg_type"]
+            if kind in ("error", "execute_result") and (cell_index, kind) not in self._kept_past_cap:
+                self._kept_past_cap.add((cell_index, kind))
+                out = _cut_short(msg["content"], kind)
+                outs.append(out)
+                return out
             return admitted or None
         return super().output(outs, msg, display_id, cell_index)
 
@@ -593,6 +602,7 @@ class ResilientExecute(Execute):
                     self._note(cell, None if partial else abort.ename, abort.message)
                     await self._restart_and_replay(cell_index)
                 return cell
+        started, limit = time.monotonic(), self._time_limit(cell)
         try:
             cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         except DeadKernelError:
@@ -601,12 +611,13 @@ class ResilientExecute(Execute):
             await self._restart_and_replay(cell_index)
             return cell
         except CellTimeoutError as error:
-            if "IOPub" in str(error):  # its outputs never ended: a message zmq dropped unread (message_bytes)
+            if "IOPub" in str(error) and time.monotonic() - started < limit:  # in time, but its outputs never
+                # ended: a message zmq dropped unread (message_bytes)
                 self._note(cell, "OutputLost", "the kernel's outputs of this cell did not all arrive: a message "
                                                f"over {self.message_bytes() // 1024} KiB (max_reply_kb + 64 KiB, the "
                                                "largest the grader takes) is dropped unread")
             else:  # the kernel did not even answer the interrupt
-                self._note(cell, "CellTimeoutError", f"this cell ran over the time limit of {self._time_limit(cell)} s "
+                self._note(cell, "CellTimeoutError", f"this cell ran over the time limit of {limit} s "
                                                      "and did not stop when interrupted")
             await self._restart_and_replay(cell_index)
             return cell
@@ -684,6 +695,21 @@ class ResilientExecute(Execute):
         self.kc.stop_channels()
         await ensure_async(self.km.restart_kernel(now=True))
         await self.async_start_new_kernel_client()
+
+
+def _cut_short(content, kind, limit=2000):
+    """An error or a result, from its message's `content`, in a few KiB: its name, its message and the end of its
+    traceback; or its text."""
+    if kind == "error":
+        traceback = content.get("traceback") if isinstance(content.get("traceback"), list) else []
+        return nbformat.v4.new_output("error", ename=str(content.get("ename"))[:200],
+                                      evalue=str(content.get("evalue"))[:limit],
+                                      traceback=[str(line)[:limit] for line in traceback[-5:]])
+    text = (content.get("data") or {}).get("text/plain", "")
+    text = "".join(map(str, text)) if isinstance(text, list) else str(text)
+    count = content.get("execution_count")
+    return nbformat.v4.new_output("execute_result", data={"text/plain": text[:limit]},
+                                  execution_count=count if isinstance(count, int) else None)
 
 
 #: Messages the grader's side of each kernel channel holds before the kernel's side must wait (zmq's

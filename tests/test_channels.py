@@ -159,6 +159,24 @@ def test_clearing_the_outputs_does_not_give_the_allowance_back():
     assert answer.outputs == [] and execute._output_used[0] > 20 * 2000
 
 
+@pytest.mark.parametrize("last, score", [
+    (message("error", {"ename": "AssertionError", "evalue": "wrong " * 10_000, "traceback": ["t" * 10_000] * 50}), 0),
+    (display("0.5", msg_type="execute_result"), 0.5),
+], ids=["failed", "partial credit"])
+def test_past_the_cap_a_cells_error_or_result_is_still_kept_cut_short(last, score):
+    """Without trusted_tests the kernel runs the test cell, as nbgrader does: an answer that prints a flood, then
+    fails, must not score full marks because its error came after the cap."""
+    execute = executor(trusted=False, max_output_kb=16)
+    test_cell = execute.nb.cells[1]
+    for _ in range(40):
+        execute.process_message(message("stream", {"name": "stdout", "text": "f" * 1000}), test_cell, 1)
+    execute.process_message(last, test_cell, 1)
+    execute.process_message(last, test_cell, 1)  # forged again: kept once
+    assert recorded(test_cell) == score
+    assert [o.output_type for o in test_cell.outputs].count(last["msg_type"]) == 1
+    assert size_of([test_cell]) < 16 * 1024 + 20_000
+
+
 def test_the_judges_calls_share_their_test_cells_allowance():
     """What the kernel prints while the judge calls it (over the comm) counts, with every cell the link runs there."""
     execute = executor(max_output_kb=16)
