@@ -16,6 +16,8 @@ STOPPED = {
     "CPUTimeLimitExceeded": "timed out (CPU time)",
     "KernelDied": "crashed the kernel",
     "MemoryError": "ran out of memory",
+    "GradingTimeBudget": "not run: the submission's time was spent (submission_seconds)",
+    "OutputLost": "lost its outputs (a message larger than the grader takes)",
 }
 #: A test cell's check that an abort stopped says ``not run: WHY`` (hardened_grading.judge).
 NOT_RUN_ABORTED = "not run: "

@@ -278,3 +278,15 @@ def test_once_the_budget_is_spent_a_judged_test_cell_fails_every_check_and_says_
     answer = execute.nb.cells[0]
     execute._out_of_time(answer)
     assert answer.outputs[0].ename == "GradingTimeBudget"
+
+
+def test_the_end_of_run_report_names_the_cells_the_budget_left_out():
+    from hardened_grading.incidents import incidents
+
+    execute = executor(submission_seconds=10)
+    execute._deadline = time.monotonic() - 1
+    for cell in execute.nb.cells[:2]:
+        execute._out_of_time(cell)
+    found = incidents(execute.nb)
+    assert [where for _, where, _ in found] == ["cell f", "cell f_test"]
+    assert all("submission_seconds" in what and "submission_seconds" in why for what, _, why in found)
