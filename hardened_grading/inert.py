@@ -36,6 +36,7 @@ put first in its ``<head>`` by the template ``summary_first``). Its math is left
 script, and the page runs none.
 """
 
+import html
 import re
 import xml.etree.ElementTree as ElementTree
 
@@ -45,7 +46,7 @@ from bs4 import BeautifulSoup
 from jinja2 import pass_context
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool, List, Unicode
+from traitlets import Bool, Int, List, Unicode
 
 #: The feedback page's content security policy: no script of any origin, inline or not; no frame, object,
 #: form, base URL or connection; images and fonts only from ``data:`` URLs; inline styles (the page's own).
@@ -107,12 +108,37 @@ def _allowed_attribute(tag, name, value):
     return True
 
 
+#: HTML nested deeper than this many elements is shown as its source: bleach's parser (html5lib) takes time that grows
+#: with the square of the depth (50,000 nested divs, half a MiB: 85 s), and no honest output nests that deep.
+MAX_DEPTH = 100
+#: Markdown longer than this many characters is shown as its source, not rendered.
+MAX_MARKDOWN_CHARS = 1_000_000
+
+
+def as_source(text, why):
+    """`text` shown as its source, escaped, under a line that says `why`: inert, in time linear in its length."""
+    return f"<p>[{why}: shown as its source]</p><pre>{html.escape(str(text), quote=False)}</pre>"
+
+
+def _too_deep(soup):
+    """Whether an element of the parsed `soup` is nested more than MAX_DEPTH deep (one pass, no recursion)."""
+    depth = {id(soup): 0}
+    for element in soup.descendants:
+        if element.name is not None:
+            depth[id(element)] = depth.get(id(element.parent), 0) + 1
+            if depth[id(element)] > MAX_DEPTH:
+                return True
+    return False
+
+
 def clean_html(text):
     """`text`, HTML from a student, made inert: see the module's description. Idempotent."""
     text = str(text)
     if "<" not in text and "&" not in text:
         return text
     soup = BeautifulSoup(text, "html.parser")
+    if _too_deep(soup):
+        return as_source(text, f"HTML nested more than {MAX_DEPTH} elements deep")
     for element in soup.find_all(REMOVED):
         if element.parent is None:  # inside one removed already
             continue
@@ -184,12 +210,14 @@ def _renderer(context):
 @pass_context
 def markdown2html(context, source):
     """nbconvert's ``markdown2html``, its HTML made inert (:func:`clean_html`); math stays as its TeX."""
+    if len(str(source)) > MAX_MARKDOWN_CHARS:
+        return as_source(source, f"markdown of more than {MAX_MARKDOWN_CHARS} characters")
     return clean_html(MarkdownWithMath(renderer=_renderer(context)).render(str(source)))
 
 
 def markdown_to_inert_html(source):
     """Markdown from a student (a ``text/markdown`` output), as inert HTML."""
-    return clean_html(MarkdownWithMath(renderer=IPythonRenderer(escape=False)).render(str(source)))
+    return markdown2html(None, source)
 
 
 #: What a display's metadata keeps, by mime type: its size and alt text, nothing that names a file or a frame.
@@ -213,9 +241,15 @@ class InertContent(Preprocessor):
         "removed.")).tag(config=True)
     note = Unicode("[{types} output removed: it could run code where the notebook is viewed]", help=(
         "The line put in place of an output whose every type was removed; {types} names them.")).tag(config=True)
+    max_html_kb = Int(2048, help=(
+        "HTML and markdown outputs cleaned per notebook, KiB. Cleaning takes time (bleach parses as a browser "
+        "does, about 100 KiB a second at worst), so a notebook whose outputs hold more keeps of the rest only "
+        "their plain text, with a note: neither grading nor a page made of the notebook can be slowed down "
+        "without end. Honest notebooks hold far less.")).tag(config=True)
     enabled = Bool(True, help="Run this preprocessor (on by default: it exists to be run).").tag(config=True)
 
     def preprocess(self, nb, resources):
+        self._html_left = self.max_html_kb * 1024
         widgets = nb.metadata.pop("widgets", None)  # a widget state: the page would load the widget manager
         if widgets is not None:
             self.log.info("hardened_grading: the notebook's widget state was removed (it would load scripts)")
@@ -232,12 +266,21 @@ class InertContent(Preprocessor):
                     self.make_inert(output)
         return cell, resources
 
+    def _within_budget(self, value):
+        """Whether `value` (HTML or markdown) fits in what is left of max_html_kb; if so, it is counted."""
+        size = sum(map(len, value)) if isinstance(value, list) else len(str(value))
+        left = getattr(self, "_html_left", self.max_html_kb * 1024)
+        self._html_left = left - size if size <= left else left
+        return size <= left
+
     def make_inert(self, output):
         """Keep of `output`'s data what is passive or can be cleaned; note what was removed."""
-        data, removed, kept = output.get("data", {}), [], {}
+        data, removed, over, kept = output.get("data", {}), [], [], {}
         for mimetype, value in data.items():
             if mimetype in self.passive_mimetypes:
                 kept[mimetype] = value
+            elif mimetype in ("text/html", "text/markdown") and not self._within_budget(value):
+                over.append(mimetype)
             elif mimetype == "text/html":
                 kept[mimetype] = clean_html("".join(value) if isinstance(value, list) else value)
             elif mimetype == "text/markdown" and "text/html" not in data:
@@ -250,6 +293,11 @@ class InertContent(Preprocessor):
             self.log.info("hardened_grading: removed output types %s (they could run code where viewed)", removed)
             if not kept:
                 kept["text/plain"] = self.note.format(types=", ".join(removed))
+        if over:
+            self.log.info("hardened_grading: %s output not cleaned, beyond InertContent.max_html_kb", over)
+            if not kept:
+                kept["text/plain"] = (f"[{', '.join(over)} output not shown: the notebook's outputs hold more than "
+                                      f"InertContent.max_html_kb = {self.max_html_kb} KiB of HTML]")
         output["data"] = kept
         metadata = output.get("metadata", {})
         kept_metadata = {mimetype: {key: value for key, value in metadata[mimetype].items()

@@ -259,6 +259,34 @@ def test_a_raw_html_cell_is_cleaned_by_nbconvert_itself():
         assert "&lt;script&gt;alert(1)" in page and not re.search(r"<script>alert|<img[^>]*onerror", page)
 
 
+def test_deep_or_long_html_costs_no_more_than_its_length():
+    """bleach's parser slows with the square of the nesting (50,000 nested divs took 85 s): deep HTML is shown as
+    its source, at once; so is markdown too long to render."""
+    import time
+
+    started = time.monotonic()
+    deep = clean_html("<div>" * 50_000 + "<script>alert(1)</script>" + "</div>" * 50_000)
+    assert time.monotonic() - started < 10
+    assert deep.startswith("<p>[HTML nested more than") and active_parts(deep) == []
+    assert clean_html("<div>" * 50 + "x" + "</div>" * 50) == "<div>" * 50 + "x" + "</div>" * 50  # honest nesting
+    long = markdown2html({}, "<script>alert(1)</script>" * 50_000)
+    assert long.startswith("<p>[markdown of more than") and active_parts(long) == []
+
+
+def test_html_beyond_the_notebooks_budget_keeps_only_its_text():
+    outputs = [new_output("display_data", data={"text/html": f"<b>{n}</b>" + "x" * 600, "text/plain": f"plain {n}"})
+               for n in range(3)]
+    notebook = new_notebook(cells=[new_code_cell("x", outputs=outputs)])
+    processed, _ = InertContent(max_html_kb=1).preprocess(notebook, {})
+    data = [dict(output.data) for output in processed.cells[0].outputs]
+    assert data[0]["text/html"].startswith("<b>0</b>") and data[1] == {"text/plain": "plain 1"} \
+        and data[2] == {"text/plain": "plain 2"}
+    again, _ = InertContent(max_html_kb=1).preprocess(new_notebook(cells=[new_code_cell("x", outputs=[
+        new_output("display_data", data={"text/html": "y" * 2000})])]), {})
+    assert again.cells[0].outputs[0].data == {"text/plain": "[text/html output not shown: the notebook's outputs hold "
+                                                            "more than InertContent.max_html_kb = 1 KiB of HTML]"}
+
+
 def test_inert_content_is_idempotent():
     once, _ = InertContent().preprocess(hostile_notebook(), {})
     twice, _ = InertContent().preprocess(copy.deepcopy(once), {})
