@@ -111,8 +111,10 @@ def _allowed_attribute(tag, name, value):
 #: HTML nested deeper than this many elements is shown as its source: bleach's parser (html5lib) takes time that grows
 #: with the square of the depth (50,000 nested divs, half a MiB: 85 s), and no honest output nests that deep.
 MAX_DEPTH = 100
-#: Markdown longer than this many characters is shown as its source, not rendered.
-MAX_MARKDOWN_CHARS = 1_000_000
+#: Markdown longer than this many characters is shown as its source, not rendered: in one cell, and in all the
+#: cells of one page.
+MAX_MARKDOWN_CHARS = 200_000
+MAX_PAGE_MARKDOWN_CHARS = 1_000_000
 
 
 def as_source(text, why):
@@ -209,10 +211,18 @@ def _renderer(context):
 
 @pass_context
 def markdown2html(context, source):
-    """nbconvert's ``markdown2html``, its HTML made inert (:func:`clean_html`); math stays as its TeX."""
-    if len(str(source)) > MAX_MARKDOWN_CHARS:
-        return as_source(source, f"markdown of more than {MAX_MARKDOWN_CHARS} characters")
-    return clean_html(MarkdownWithMath(renderer=_renderer(context)).render(str(source)))
+    """nbconvert's ``markdown2html``, its HTML made inert (:func:`clean_html`); math stays as its TeX. Markdown
+    beyond MAX_MARKDOWN_CHARS, in one cell or in all a page renders (counted in its resources), is shown as its
+    source."""
+    source = str(source)
+    resources = context.get("resources") if context is not None else None
+    left = resources.get("hardened_grading_markdown_left", MAX_PAGE_MARKDOWN_CHARS) \
+        if isinstance(resources, dict) else MAX_PAGE_MARKDOWN_CHARS
+    if len(source) > min(MAX_MARKDOWN_CHARS, left):
+        return as_source(source, f"markdown beyond {min(MAX_MARKDOWN_CHARS, left)} characters")
+    if isinstance(resources, dict):
+        resources["hardened_grading_markdown_left"] = left - len(source)
+    return clean_html(MarkdownWithMath(renderer=_renderer(context)).render(source))
 
 
 def markdown_to_inert_html(source):
@@ -241,7 +251,7 @@ class InertContent(Preprocessor):
         "removed.")).tag(config=True)
     note = Unicode("[{types} output removed: it could run code where the notebook is viewed]", help=(
         "The line put in place of an output whose every type was removed; {types} names them.")).tag(config=True)
-    max_html_kb = Int(2048, help=(
+    max_html_kb = Int(1024, help=(
         "HTML and markdown outputs cleaned per notebook, KiB. Cleaning takes time (bleach parses as a browser "
         "does, about 100 KiB a second at worst), so a notebook whose outputs hold more keeps of the rest only "
         "their plain text, with a note: neither grading nor a page made of the notebook can be slowed down "

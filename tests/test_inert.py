@@ -270,7 +270,11 @@ def test_deep_or_long_html_costs_no_more_than_its_length():
     assert deep.startswith("<p>[HTML nested more than") and active_parts(deep) == []
     assert clean_html("<div>" * 50 + "x" + "</div>" * 50) == "<div>" * 50 + "x" + "</div>" * 50  # honest nesting
     long = markdown2html({}, "<script>alert(1)</script>" * 50_000)
-    assert long.startswith("<p>[markdown of more than") and active_parts(long) == []
+    assert long.startswith("<p>[markdown beyond") and active_parts(long) == []
+    page = {"resources": {}}  # what one page renders counts together: five cells of 200,000 characters, not six
+    for _ in range(5):
+        assert "[markdown beyond" not in markdown2html(page, "word " * 40_000)
+    assert markdown2html(page, "word " * 40_000).startswith("<p>[markdown beyond 0 characters")
 
 
 def test_html_beyond_the_notebooks_budget_keeps_only_its_text():
