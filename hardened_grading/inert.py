@@ -31,6 +31,10 @@ HTML: ``<script>``, ``onerror=``, ``javascript:`` links, ``<iframe srcdoc>``, ``
   place of nbconvert's own, for markdown cells, ``text/markdown`` outputs and comments, in the feedback and
   in formgrader (whose templates render markdown cells without nbconvert's own ``sanitize_html``).
 
+Cleaning takes time (bleach parses HTML as a browser does), so its cost is bounded: HTML nested more than
+:data:`MAX_DEPTH` deep, and markdown beyond :data:`MAX_MARKDOWN_CHARS` (a cell) or :data:`MAX_PAGE_MARKDOWN_CHARS`
+(a page), are shown as their source, escaped; ``InertContent.max_html_kb`` caps the HTML outputs cleaned per notebook.
+
 The feedback page also carries a content security policy that forbids every script (:data:`FEEDBACK_CSP`,
 put first in its ``<head>`` by the template ``summary_first``). Its math is left as TeX: MathJax is a
 script, and the page runs none.
