@@ -171,3 +171,12 @@ def pytest_sessionfinish(session, exitstatus):
                          f"{LEFT_BEHIND_GRACE} s after it ended:\n"
                          + "".join(f"  {pid}: {command[:300]}\n" for pid, command in sorted(left.items())))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session")
+def unprivileged_grader():
+    """``(user, Python)`` of the unprivileged grader that the attack suites grade as (``tests/graders.py``), made
+    once per test process."""
+    from . import graders
+
+    yield from graders.unprivileged()

@@ -23,13 +23,11 @@ and docs/instructors/grading-safely.md say what it did there).
 
 import hashlib
 import os
-import pwd
 import re
 import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -39,11 +37,11 @@ import pytest
 from hardened_grading import kernel, student_folder
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course
-from posenc_course.layout import ASSIGNMENT, NOTEBOOK, ROOT
+from posenc_course.layout import ASSIGNMENT, NOTEBOOK
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
+from . import graders
 from .test_grading import MAX_POINTS
-from .test_pythons import OUTER_MAKE
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")]
@@ -54,7 +52,6 @@ PRIVATE = f"private-{RUN}"
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"  #: the hidden tests, in the source notebook and the graded ones
 SOLUTION_MARK = "BEGIN SOLUTION"  #: the reference solutions, in the source notebook only
 FULL = sum(MAX_POINTS.values())
-UNPRIVILEGED = "posenc-attack-grader"  #: the user that grades as on a hub (made when the test runs as root)
 MANY_FILES = 1500  #: files the kernel leaves: over ResilientExecute.max_files (1,000)
 
 
@@ -115,71 +112,8 @@ def tamper_submitted(kit):
     os.link(course / "gradebook.db", submitted / "h-hard-gradebook" / ASSIGNMENT / "grades.db")
 
 
-def as_grader(user, command, cwd, env, timeout):
-    """Run `command` as `user` (None: this process's user), as the grader runs it."""
-    prefix = [] if user is None else ["runuser", "-u", user, "--", "env", *(f"{k}={v}" for k, v in env.items())]
-    return subprocess.run([*prefix, *command], cwd=cwd, env=env if user is None else None, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def python_for(user, folder):
-    """A Python that `user` can run, with the course installed: this one, or, when they cannot reach it (a pyenv
-    Python in root's home), the system's Python of the same version, installed in `folder` by the README's
-    ``make install PYTHON=... VENV=...``, as an instructor on a hub installs it."""
-    def runs(python):
-        return subprocess.run(["runuser", "-u", user, "--", str(python), "-c", "import numpy, nbgrader"],
-                              capture_output=True).returncode == 0
-    if runs(sys.executable):
-        return Path(sys.executable)
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    base = next((p for p in (Path("/usr/bin") / version, Path("/usr/local/bin") / version) if p.exists()), None)
-    if base is None:
-        pytest.skip(f"{user} cannot run {sys.executable}, and there is no /usr/bin/{version} to grade with")
-    venv = folder / "grader-venv"
-    env = {k: v for k, v in os.environ.items() if k not in OUTER_MAKE}
-    made = subprocess.run(["make", "install", f"PYTHON={base}", f"VENV={venv}"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert made.returncode == 0, made.stdout + made.stderr
-    python = venv / "bin" / "python"
-    assert runs(python), f"{user} cannot run {python}"
-    return python
-
-
-def unprivileged_user():
-    """The unprivileged grader's name, made if missing; None when this test cannot switch users (not root)."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        pwd.getpwnam(UNPRIVILEGED)
-    except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", UNPRIVILEGED],
-                       check=True, capture_output=True)
-    return UNPRIVILEGED
-
-
 GRADERS = [("root", "autograde"), ("root", "posenc-grade"), ("unprivileged", "autograde"),
            ("unprivileged", "posenc-grade")]
-
-
-def shared_folder(prefix):
-    """A new folder that every user can reach (pytest's tmp_path is private to root)."""
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
-    folder.chmod(0o755)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def unprivileged():
-    """``(user, Python)`` of the unprivileged grader: this test's user and Python when it is not root."""
-    user = unprivileged_user()
-    if user is None:
-        yield None, sys.executable
-        return
-    folder = shared_folder("posenc-attacks-python-")
-    try:
-        yield user, str(python_for(user, folder))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module", params=GRADERS, ids=[f"{who}-{how}" for who, how in GRADERS])
@@ -187,8 +121,8 @@ def attacked(request):
     who, how = request.param
     if who == "root" and os.geteuid() != 0:
         pytest.skip("grading as root needs this test to run as root (CI and make demo do)")
-    user, python = request.getfixturevalue("unprivileged") if who == "unprivileged" else (None, sys.executable)
-    root = shared_folder(f"posenc-attacks-{who}-")
+    user, python = (None, sys.executable) if who == "root" else request.getfixturevalue("unprivileged_grader")
+    root = graders.shared_folder(f"posenc-attacks-{who}-")
     try:
         yield grade(root, user, python, how)
     finally:
@@ -225,27 +159,23 @@ def grade(root, user, python, how):
         (folder / "submission_secret.txt").write_text(f"secret-of-{name}")
     tamper_submitted(kit)
     before = fingerprint(course, private)
-    if user is not None:
-        owner = pwd.getpwnam(user)
-        for path in [root, *root.rglob("*")]:
-            if not path.is_relative_to(exchange) or path == exchange:
-                os.lchown(path, owner.pw_uid, owner.pw_gid)
+    graders.hand_over(root, user, keep=[exchange])
     env = nbgrader_env(HOME=str(home), PATH=f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     command = ([python, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"] if how == "autograde" else
                [python, "-m", "posenc_course.grade", ASSIGNMENT, "--jobs", "2", "--force"])
-    graded = as_grader(user, command, course, env, timeout=1800)
+    graded = graders.as_grader(user, command, course, env, timeout=1800)
     log = graded.stdout + graded.stderr
     named = re.search(r"; log: (\S+\.log)$", graded.stderr, re.MULTILINE)
     if named:
         log += Path(named.group(1)).read_text()
     # before release: one feedback page is made a link to the source notebook
-    feedback = as_grader(user, [python, "-m", "nbgrader", "generate_feedback", ASSIGNMENT, "--force"],
+    feedback = graders.as_grader(user, [python, "-m", "nbgrader", "generate_feedback", ASSIGNMENT, "--force"],
                          course, env, timeout=900)
     page = course / "feedback" / "k-links-out" / ASSIGNMENT / "exercises.html"
     if page.exists():
         page.unlink()
         os.symlink(course / "source" / ASSIGNMENT / NOTEBOOK, page)
-    released = as_grader(user, [python, "-m", "nbgrader", "release_feedback", ASSIGNMENT], course, env,
+    released = graders.as_grader(user, [python, "-m", "nbgrader", "release_feedback", ASSIGNMENT], course, env,
                          timeout=900)
     return SimpleNamespace(course=course, exchange=exchange, private=private, home=home, before=before,
                            after=fingerprint(course, private), graded=graded, log=log, feedback=feedback,
@@ -266,7 +196,8 @@ def total(scores, student):
 
 def shown_files(attacked):
     """Every entry under autograded/, feedback/ and the exchange's released feedback."""
-    folders = [attacked.course / "autograded", attacked.course / "feedback", attacked.exchange / ASSIGNMENT / "feedback"]
+    course = attacked.course
+    folders = [course / "autograded", course / "feedback", attacked.exchange / ASSIGNMENT / "feedback"]
     placed = attacked.course / "feedback" / "k-links-out" / ASSIGNMENT / "exercises.html"  # by this test, see grade()
     return [p for folder in folders if folder.exists() for p in [folder, *folder.rglob("*")] if p != placed]
 
@@ -294,7 +225,8 @@ def test_nothing_shown_or_released_is_a_link_or_a_special_file(attacked):
 
 
 def test_the_done_marker_is_the_graders_and_stays_in_autograded(attacked):
-    markers = {p.parent.parent.name: p.read_text() for p in (attacked.course / "autograded").glob("*/*/.hardened-grading-done")}
+    found = (attacked.course / "autograded").glob("*/*/.hardened-grading-done")
+    markers = {path.parent.parent.name: path.read_text() for path in found}
     assert markers == dict.fromkeys(attacked.students, "graded\n")
     assert not list((attacked.course / "feedback").rglob(".hardened-grading-done"))
 

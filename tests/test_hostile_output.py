@@ -1,7 +1,8 @@
 """A submission cannot write to the grader's terminal or forge a line of its log: real ``nbgrader autograde`` and
-``posenc-grade --jobs 2`` runs on one class (module fixture), with an honest student and hostile ones that send
-terminal escapes (set the title, clear the screen, CSI, BEL, backspace, carriage return, a right-to-left override)
-and a fake ``[AutogradeApp | INFO] fake`` line through every channel they have to the grader:
+``posenc-grade --jobs 2`` runs on one class (module fixture), as root and as an unprivileged user
+(``tests/graders.py``), with an honest student and hostile ones that send terminal escapes (set the title, clear
+the screen, CSI, BEL, backspace, carriage return, a right-to-left override) and a fake
+``[AutogradeApp | INFO] fake`` line through every channel they have to the grader:
 
 - ``print`` in a cell, and ``os.write`` to the kernel's own file descriptors 1 and 2, directly and from a child
   process (ipykernel echoes fd-level writes to the descriptors it inherited from the grader);
@@ -15,7 +16,10 @@ marks. The escaping itself is ``hardened_grading/terminal.py`` (``tests/test_ter
 nothing of it, so that it can run against an engine without it (where it fails).
 """
 
+import os
 import re
+import shutil
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,10 +27,11 @@ import pytest
 
 from hardened_grading import kernel
 from posenc_course import report
-from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.submissions import reference_answers, write_submission
 
-from .test_grading import Student, answered, assert_scores, grade_whole_class, prefixed, submit
+from . import graders
+from .test_grading import Student, answered, assert_scores, prefixed, submit
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")]
@@ -60,23 +65,40 @@ CLASS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """The class graded by ``nbgrader autograde`` and then by ``posenc-grade --jobs 2 --force``:
-    ``{"autograde": (text, scores), "posenc-grade": (text, scores)}``, each text what the grader printed
-    (and posenc-grade's log)."""
-    course = new_course(tmp_path_factory.mktemp("course"))
+@pytest.fixture(scope="module", params=graders.GRADERS)
+def graded(request):
+    """The class graded by ``nbgrader autograde`` and then by ``posenc-grade --jobs 2 --force``, as root and as an
+    unprivileged user (tests/graders.py): ``{"autograde": (text, scores), "posenc-grade": (text, scores)}``, each
+    text what the grader printed (and posenc-grade's log)."""
+    if request.param == "root" and os.geteuid() != 0:
+        pytest.skip("grading as root needs this test to run as root (CI and make demo do)")
+    user, python = (None, sys.executable) if request.param == "root" else request.getfixturevalue("unprivileged_grader")
+    root = graders.shared_folder(f"posenc-hostile-output-{request.param}-")
+    try:
+        yield grade(root, user, python)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def grade(root, user, python):
+    course = new_course(root / "course")
     kit = SimpleNamespace(course=course, release=generate(course),
                           answers=reference_answers(course / "source" / "posenc" / "exercises.ipynb"))
     for student in CLASS:
         submit(student, kit)
     write_submission(answered()(kit), course / "submitted", "hostile-name", filename=HOSTILE_NAME)
-    serial = run_nbgrader(course, "autograde", "posenc")
+    graders.hand_over(root, user)
+    env = nbgrader_env(PATH=f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    serial = graders.as_grader(user, [python, "-m", "nbgrader", "autograde", "posenc"], course, env, timeout=1800)
     assert serial.returncode == 0, serial.stderr[-3000:]
     runs = {"autograde": (serial.stdout + serial.stderr, report.exercise_scores(course / "gradebook.db"))}
-    parallel = grade_whole_class(course, "posenc")  # its stdout then holds its log
+    parallel = graders.as_grader(user, [python, "-m", "posenc_course.grade", "posenc", "--jobs", "2", "--force"],
+                                 course, env, timeout=1800)
     assert parallel.returncode == 0, parallel.stdout[-3000:] + parallel.stderr[-3000:]
-    runs["posenc-grade"] = (parallel.stdout + parallel.stderr, report.exercise_scores(course / "gradebook.db"))
+    named = re.search(r"; log: (\S+\.log)$", parallel.stderr, re.MULTILINE)
+    assert named, f"posenc-grade named no log:\n{parallel.stdout}\n{parallel.stderr}"
+    text = parallel.stdout + "\n" + Path(named.group(1)).read_text() + parallel.stderr
+    runs["posenc-grade"] = (text, report.exercise_scores(course / "gradebook.db"))
     return runs
 
 
