@@ -33,6 +33,7 @@ import nbformat
 
 from hardened_grading.feedback import checks_of, shorten, tested_name
 from hardened_grading.grade_class import gradebook_url, safe_url
+from hardened_grading.inert import FEEDBACK_CSP
 from hardened_grading.terminal import escape
 from .layout import (ASSIGNMENT, NOTEBOOK, course_root, exercise_of, grade_id, is_answer_cell, is_test_cell,
                      unreadable_reason)
@@ -233,7 +234,10 @@ def _mistake_rows(groups, with_exercise=False):
 
 def report_html(data):
     exercises = sorted({ex for row in data.scores.values() for ex in row})
-    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>posenc: class report</title><style>",
+    # the messages are the students' (escaped); the page runs no script, as the feedback (hardened_grading/inert.py)
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'>"
+             f"<meta http-equiv='Content-Security-Policy' content=\"{FEEDBACK_CSP}\">"
+             "<title>posenc: class report</title><style>",
              "body{font-family:sans-serif;max-width:1150px;margin:2em auto;color:#222}"
              "section{display:flex;gap:2em;align-items:flex-start;border-top:1px solid #ddd;padding:1em 0}"
              "table{border-collapse:collapse;font-size:14px}td,th{padding:4px 8px;border-bottom:1px solid #eee;"

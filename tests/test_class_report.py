@@ -88,6 +88,8 @@ def test_the_report_is_one_html_file_with_a_figure_per_exercise(reported, capsys
     assert "The most common mistakes" in page and "masked_softmax" in page and "apply_rope" in page
     assert "demo-unreadable" in page and "1 attempted nothing" in page
     assert "written:" in capsys.readouterr().out
+    assert page.index("Content-Security-Policy") < page.index("<title>") and "script-src 'none'" in page
+    assert "<script" not in page
 
 
 def test_nbgrader_export_writes_scores_to_2_decimals(reported):
