@@ -21,6 +21,7 @@ student's scripts, and formgrader's read the source notebook through the API (do
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -135,18 +136,24 @@ def screenshots(tmp_path_factory):
     return folder
 
 
+def hostile_course(folder):
+    """A new course in `folder`, with the assignment released and the hostile submission in ``submitted/``."""
+    course = new_course(folder)
+    release = generate(course)
+    notebook = make_submission(reference_answers(course / "source" / "posenc" / NOTEBOOK), release_notebook=release)
+    notebook.cells += [new_markdown_cell(HONEST_MARKDOWN), new_code_cell(HONEST_CODE),
+                       new_markdown_cell(HOSTILE_MARKDOWN), new_code_cell(HOSTILE_CODE)]
+    write_submission(notebook, course / "submitted", STUDENT)
+    return course
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The hostile submission, graded by ``nbgrader autograde`` and given feedback by ``generate_feedback``."""
     if chromium() is None:
         pytest.skip("chromium is not installed (on Debian: sudo apt-get install chromium; make install does it "
                     "as root): the real-browser tests need it")
-    course = new_course(tmp_path_factory.mktemp("course"))
-    release = generate(course)
-    notebook = make_submission(reference_answers(course / "source" / "posenc" / NOTEBOOK), release_notebook=release)
-    notebook.cells += [new_markdown_cell(HONEST_MARKDOWN), new_code_cell(HONEST_CODE),
-                       new_markdown_cell(HOSTILE_MARKDOWN), new_code_cell(HOSTILE_CODE)]
-    write_submission(notebook, course / "submitted", STUDENT)
+    course = hostile_course(tmp_path_factory.mktemp("course"))
     for command in (["autograde", "posenc", "--force"], ["generate_feedback", "posenc", "--force"]):
         result = run_nbgrader(course, *command)
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
@@ -373,3 +380,26 @@ def test_the_graded_notebook_opened_live_and_trusted_runs_nothing(formgrader, br
                 or "formsent" in url or "evil.invalid" in url], seen["requests"]
     assert seen["active"] == [], seen["active"]
     assert_honest_content_shown(seen)
+
+
+def test_the_parallel_grader_leaves_nothing_active_either(tmp_path_factory):
+    """``posenc-grade --jobs 2`` (the class grader) and ``generate_feedback``: the graded notebook holds only passive
+    output types and cleaned HTML, and the feedback page no script, its policy first (what the browser tests
+    above show of ``nbgrader autograde``'s)."""
+    course = hostile_course(tmp_path_factory.mktemp("parallel"))
+    result = subprocess.run([sys.executable, "-m", "posenc_course.grade", "posenc", "--jobs", "2", "--force"],
+                            cwd=course, env=nbgrader_env(), capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    feedback = run_nbgrader(course, "generate_feedback", "posenc", "--force")
+    assert feedback.returncode == 0, feedback.stdout[-2000:] + feedback.stderr[-2000:]
+    notebook = nbformat.read(str(GRADED_NOTEBOOK(course)), as_version=4)
+    outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
+    kinds = {kind for output in outputs for kind in output.get("data", {})}
+    assert kinds <= {"text/plain", "text/html", "image/png", "image/svg+xml", "text/latex"}, kinds
+    shown = "".join(output["data"].get("text/html", "") + output["data"].get("image/svg+xml", "")
+                    for output in outputs if "data" in output)
+    assert "[script removed]" in shown and "honest-table-rope" in shown
+    assert not re.search(r"<\s*(script|iframe|object|embed|meta|base|form)\b|\son\w+\s*=|=\s*[\"']?\s*javascript:",
+                         shown, re.I)
+    page = (course / "feedback" / STUDENT / "posenc" / "exercises.html").read_text()
+    assert "<script" not in page and page.index('http-equiv="Content-Security-Policy"') < page.index("<title>")
