@@ -7,7 +7,12 @@ script, ``application/javascript``, a widget view, raw HTML in markdown, ``<meta
 by real ``nbgrader autograde`` and ``generate_feedback``, then opened in headless Debian chromium (Playwright):
 
 1. the feedback page, as a file;
-2. formgrader's view of the same submission, on a Jupyter server with the instructor's set-up and token.
+2. formgrader's view of the same submission, on a Jupyter server with the instructor's set-up and token;
+3. the graded notebook itself, as formgrader's "Open live notebook" opens it (Jupyter Notebook 7, same server),
+   trusted by the instructor first: the worst case, where Jupyter renders outputs with their scripts.
+
+The same submission graded by ``posenc-grade --jobs 2`` gives a graded notebook and a feedback page with nothing
+active in them either (no browser needed).
 
 Each payload calls ``__hit(name)``, a function the test puts in every frame of the page
 (``page.expose_function``), or opens a dialog, or asks the Jupyter API for the source notebook with the page's
@@ -15,8 +20,10 @@ token. The test records every call, dialog, console message and request, clicks 
 page shows, and finds none; and what honest work shows is there (the images decoded, the table, the text). The
 screenshots go to ``$POSENC_SCREENSHOTS`` (or pytest's temporary folder), for a person to look at.
 
-The attack succeeds against the code before hardened_grading/inert.py (main at 766cc86): both pages ran the
-student's scripts, and formgrader's read the source notebook through the API (docs/instructors/grading-safely.md).
+The attack succeeds against the code before hardened_grading/inert.py (main at 766cc86): the feedback page ran 14
+payloads, formgrader's 15 (one read the 157 KB source notebook through the API with the token), the trusted live
+notebook 4 (and a ``<base>`` made Notebook 7 load its own scripts from another host); the class grader's graded
+notebook held application/javascript and a widget view (docs/instructors/grading-safely.md).
 """
 
 import json
