@@ -349,6 +349,7 @@ def test_the_feedback_page_runs_no_script_of_a_hostile_submission(graded, browse
     seen = visit(browser, url, screenshots, "hostile-feedback")
     assert_nothing_ran(seen, url)
     assert_honest_content_shown(seen)
+    assert [request for request in seen["requests"] if not request.startswith(("file:", "data:"))] == []
     page = feedback.read_text()
     assert page.index('http-equiv="Content-Security-Policy"') < page.index("<title>"), "the policy comes first"
 
