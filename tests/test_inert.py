@@ -358,3 +358,21 @@ def test_the_course_cleans_the_graded_notebook_right_after_running_it():
     assert steps.index("hardened_grading.inert.InertContent") == steps.index("hardened_grading.grading.ResilientExecute") + 1
     assert "hardened_grading.inert.InertContent" in config.HTMLExporter.preprocessors
     assert config.HTMLExporter.filters["markdown2html"] == "hardened_grading.inert.markdown2html"
+
+
+def test_the_courses_own_markdown_renders_the_same_text_and_tags():
+    """The inert filter renders the release's markdown too (a page cannot tell the release's cells from the
+    student's): every markdown cell of the course's released notebooks keeps its text and its tags."""
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    def text_and_tags(rendered):
+        soup = BeautifulSoup(rendered, "html.parser")
+        return " ".join(soup.get_text().split()), sorted(tag.name for tag in soup.find_all(True))
+
+    notebooks = sorted((ROOT / "release").glob("*/*.ipynb"))
+    assert len(notebooks) >= 4
+    for path in notebooks:
+        for cell in nbformat.read(str(path), as_version=4).cells:
+            if cell.cell_type == "markdown":
+                stock = MarkdownWithMath(renderer=IPythonRenderer(escape=False)).render(cell.source)
+                assert text_and_tags(markdown2html({}, cell.source)) == text_and_tags(stock), (path, cell.source[:200])
