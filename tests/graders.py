@@ -1,9 +1,9 @@
 """Who grades: root (``make demo``'s and CI's grader) or an unprivileged user (an instructor on a hub).
 
-The attack suites (``tests/test_attacks_folder.py``, ``tests/test_hostile_output.py``) grade their class as each:
-:func:`unprivileged` makes the user when this test runs as root, and gives it a Python it can run with the course
-installed (:func:`python_for`); :func:`as_grader` runs a command as that user; :func:`hand_over` gives it the
-course. When the tests run as an ordinary user, that user is the unprivileged grader, and root's run is skipped.
+The attack suites grade their class as each. :func:`unprivileged` makes the user when the tests run as root, and
+gives it a Python it can run with the course installed (:func:`python_for`); :func:`as_grader` runs a command as
+that user (``setpriv``, with :func:`grader_env`); :func:`hand_over` gives it the course. When the tests run as an
+ordinary user, that user is the unprivileged grader, and root's run is skipped.
 """
 
 import os
@@ -47,9 +47,9 @@ def python_for(user, folder):
     """A Python that `user` can run, with the course installed: this one, or, when they cannot reach it (a pyenv
     Python in root's home), the system's Python of the same version, installed in `folder` by the README's
     ``make install PYTHON=... VENV=...``, as an instructor on a hub installs it."""
-    def runs(python):
-        return subprocess.run(["runuser", "-u", user, "--", str(python), "-c", "import numpy, nbgrader"],
-                              capture_output=True).returncode == 0
+    def runs(python):  # and starts itself again, as nbgrader starts kernels (setpriv's exec alone may reach it)
+        probe = "import numpy, nbgrader, subprocess, sys; subprocess.run([sys.executable, '-c', ''], check=True)"
+        return subprocess.run(grader_command(user, [str(python), "-c", probe]), capture_output=True).returncode == 0
     if runs(sys.executable):
         return Path(sys.executable)
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -90,8 +90,21 @@ def hand_over(root, user, keep=()):
             os.lchown(path, owner.pw_uid, owner.pw_gid)
 
 
+def grader_command(user, command):
+    """`command`, run as `user` (None: this process's user). ``setpriv`` runs it in place (an exec, no child), so its
+    pid is the grader's own, which names the kernels' folders it makes."""
+    if user is None:
+        return list(command)
+    return ["setpriv", f"--reuid={user}", f"--regid={pwd.getpwnam(user).pw_gid}", "--init-groups", *command]
+
+
+def grader_env(user, env):
+    """`env`, with `user`'s name where a program looks for its user's (``getpass.getuser``)."""
+    return env if user is None else {**env, "USER": user, "LOGNAME": user}
+
+
 def as_grader(user, command, cwd, env, timeout):
-    """Run `command` as `user` (None: this process's user), as the grader runs it; return the CompletedProcess."""
-    prefix = [] if user is None else ["runuser", "-u", user, "--", "env", *(f"{k}={v}" for k, v in env.items())]
-    return subprocess.run([*prefix, *command], cwd=cwd, env=env if user is None else None, capture_output=True,
+    """Run `command` as `user` (None: this process's user), as the grader runs it, with the environment `env`;
+    return the CompletedProcess."""
+    return subprocess.run(grader_command(user, command), cwd=cwd, env=grader_env(user, env), capture_output=True,
                           text=True, timeout=timeout)

@@ -1,10 +1,10 @@
 """Every channel from the kernel is capped, and the grade comes only from the judge: real ``nbgrader autograde`` runs
 on hostile submissions (issue 42), each otherwise correct.
 
-One class is graded in one run (module fixture), its grader's own peak memory measured: a later display update that
-fakes a test cell's score, outputs forged into a test cell (standard error, an error and a result sent through the
-kernel's session), an output flood through display updates, a comm flood, a huge reply to the judge, messages
-larger than the grader takes sent by hand. Then one
+One class is graded in one run (module fixture), as root and as an unprivileged user (tests/graders.py), its
+grader's own peak memory measured: a later display update that fakes a test cell's score, outputs forged into a
+test cell (standard error, an error and a result sent through the kernel's session), an output flood through display
+updates, a comm flood, a huge reply to the judge, messages larger than the grader takes sent by hand. Then one
 submission that sleeps only when the grader runs its cells again after a crash, and crashes again and again, is
 graded alone under a small ``submission_seconds``, and timed. The same attacks on the grader's side alone, without
 kernels, are in tests/test_channels.py.
@@ -12,6 +12,7 @@ kernels, are in tests/test_channels.py.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -30,6 +31,7 @@ from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import grade_id, reference_answers
 
+from . import graders
 from .test_grading import Student, answered, assert_scores, prefixed, some, submit
 
 pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
@@ -130,15 +132,16 @@ runpy.run_module("nbgrader", run_name="__main__", alter_sys=True)
 """
 
 
-def autograde(course, *arguments, peak=None):
-    """``nbgrader autograde posenc --force ARGUMENTS`` in `course`; return its CompletedProcess, with its wall time
-    (``seconds``), the kernels' private folders it left (``folders``) and the processes that still name the course
-    (``running``). With `peak`, a file: the grader's own peak memory (KiB) is written there."""
-    command = [sys.executable, *(["-c", PEAK_MEMORY, str(peak)] if peak else ["-m", "nbgrader"]),
-               "autograde", "posenc", "--force", *arguments]
+def autograde(course, *arguments, peak=None, user=None, python=sys.executable):
+    """``nbgrader autograde posenc --force ARGUMENTS`` in `course`, as `user` with `python` (tests/graders.py); return
+    its CompletedProcess, with its wall time (``seconds``), the kernels' private folders it left (``folders``) and the
+    processes that still name the course (``running``). With `peak`, a file: the grader's own peak memory (KiB) is
+    written there."""
+    command = graders.grader_command(user, [python, *(["-c", PEAK_MEMORY, str(peak)] if peak else ["-m", "nbgrader"]),
+                                            "autograde", "posenc", "--force", *arguments])
+    env = graders.grader_env(user, nbgrader_env(PATH=f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}"))
     started = time.monotonic()
-    grader = subprocess.Popen(command, cwd=course, env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
+    grader = subprocess.Popen(command, cwd=course, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     result = subprocess.CompletedProcess(command, None, *grader.communicate(timeout=1800))
     result.returncode, result.seconds = grader.returncode, time.monotonic() - started
     result.folders = sorted(p.name for p in Path("/tmp").glob(f"{KERNEL_FOLDER}{grader.pid}-*"))
@@ -164,19 +167,33 @@ def processes_naming(course, seconds=30):
         time.sleep(0.2)
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """HOSTILE graded in one autograde run (its peak memory kept), then REPLAYER alone under BUDGET seconds."""
-    course = new_course(tmp_path_factory.mktemp("course"))
+@pytest.fixture(scope="module", params=graders.GRADERS)
+def graded(request):
+    """HOSTILE graded in one autograde run (its peak memory kept), then REPLAYER alone under BUDGET seconds: as root,
+    and as an unprivileged user (tests/graders.py)."""
+    if request.param == "root" and os.geteuid() != 0:
+        pytest.skip("grading as root needs this test to run as root (CI and make demo do)")
+    user, python = (None, sys.executable) if request.param == "root" else request.getfixturevalue("unprivileged_grader")
+    root = graders.shared_folder(f"posenc-hostile-channels-{request.param}-")
+    try:
+        yield grade(root, user, python)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def grade(root, user, python):
+    course = new_course(root / "course")
     kit = SimpleNamespace(course=course, release=generate(course),
                           answers=reference_answers(course / "source" / "posenc" / NOTEBOOK))
     for student in HOSTILE:
         submit(student, kit)
+    graders.hand_over(root, user)
     peak, replay_peak = course / "peak-memory.txt", course / "replay-peak-memory.txt"
-    class_run = autograde(course, peak=peak)
+    class_run = autograde(course, peak=peak, user=user, python=python)
     submit(REPLAYER, kit)
+    graders.hand_over(root, user)
     replay_run = autograde(course, "--student", REPLAYER.name, f"--ResilientExecute.submission_seconds={BUDGET}",
-                           peak=replay_peak)
+                           peak=replay_peak, user=user, python=python)
     return SimpleNamespace(course=course, run=class_run, replay=replay_run, peak_mib=int(peak.read_text()) / 1024,
                            replay_peak_mib=int(replay_peak.read_text()) / 1024,
                            scores=report.exercise_scores(course / "gradebook.db"))
