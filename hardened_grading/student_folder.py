@@ -43,6 +43,8 @@ log = logging.getLogger("hardened_grading")
 #: them for a course whose assignments ship many or large files.
 MAX_FILES = 1000
 MAX_FOLDER_MB = 256
+#: Folders deeper than this in a graded folder are left out (each level holds a file descriptor while it is moved).
+MAX_DEPTH = 32
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -212,47 +214,96 @@ def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
     wrote it has ended; return what was left out, ``[(relative path, why)]``, each also logged.
 
     Its folders are made anew, and its regular files with one link are moved into them (a rename: no data is
-    copied), at most `max_files` of them (in sorted order, the files at the top, the notebooks, first) and
-    `max_mb` MiB in all. Every other entry (:func:`why_unsafe`) and the files beyond the limits stay in the old
-    folder, which is then removed. A process that still held the old folder (one of the sandbox that outlived
-    its kernel) can no longer reach the new one; an entry it swapped in meanwhile is moved as it is (a rename
-    never follows a link) and found by a last scan of the new folder, which nothing else can reach: it is
-    removed. Raise :class:`UnsafeEntry` when `folder` is itself no real folder.
+    copied): the files at its top first (the notebooks), then each folder's, in sorted order, at most
+    `max_files` of them and `max_mb` MiB in all, and no deeper than :data:`MAX_DEPTH` folders. Every other
+    entry (:func:`why_unsafe`) and the files beyond the limits stay in the old folder, which is then removed.
+
+    The walk holds each folder open (``O_NOFOLLOW``) and moves its entries by name from there, so it never
+    leaves the folder's own tree, even if a process of the sandbox that outlived its kernel swapped a folder
+    for a link meanwhile; that process keeps the old folder, and cannot reach the new one. A last scan of
+    the new folder, which nothing else can reach, removes whatever came in otherwise than as a plain entry.
+    Raise :class:`UnsafeEntry` when `folder` is itself no real folder.
     """
     folder = os.path.abspath(folder)
-    found = scan(folder)
-    left_out = list(found.unsafe)
-    budget = max_mb * 1024 * 1024
+    try:
+        top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise UnsafeEntry(errno.ENOTDIR, f"not a folder but {not_a_folder(folder)}", folder) from None
+        raise
     parent = os.path.dirname(folder)
+    left_out = []
+    room = {"files": max_files, "bytes": max_mb * 1024 * 1024}
+
+    def move(source, target, relative, depth):
+        """Move the plain files of the open folder `source` into the open folder `target`, then its folders'."""
+        folders = []
+        for entry in sorted(os.scandir(source), key=lambda entry: entry.name):
+            path = os.path.join(relative, entry.name)
+            try:
+                status = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # gone meanwhile
+            why = why_unsafe(status)
+            if why is not None:
+                if stat.S_ISLNK(status.st_mode):
+                    with contextlib.suppress(OSError):
+                        why += f" to {shown(os.readlink(entry.name, dir_fd=source))}"
+                left_out.append((path, why))
+            elif stat.S_ISDIR(status.st_mode):
+                folders.append((entry.name, path))
+            elif room["files"] <= 0:
+                left_out.append((path, f"beyond the limit of {max_files} files (ResilientExecute.max_files)"))
+            elif status.st_size > room["bytes"]:
+                left_out.append((path, f"beyond the limit of {max_mb} MiB in all (ResilientExecute.max_folder_mb)"))
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.rename(entry.name, entry.name, src_dir_fd=source, dst_dir_fd=target)
+                    room["files"] -= 1
+                    room["bytes"] -= status.st_size
+        for name, path in folders:
+            if depth >= MAX_DEPTH:
+                left_out.append((path, f"nested deeper than {MAX_DEPTH} folders"))
+                continue
+            try:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=source)
+            except OSError:
+                left_out.append((path, "no longer a folder"))
+                continue
+            try:
+                os.mkdir(name, dir_fd=target)  # as nbgrader makes its folders: umask's mode
+                inner_target = os.open(name, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=target)
+                try:
+                    move(inner, inner_target, path, depth + 1)
+                finally:
+                    os.close(inner_target)
+            finally:
+                os.close(inner)
+
     new = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(folder)}.new-")
     try:
-        os.chmod(new, stat.S_IMODE(os.lstat(folder).st_mode) & 0o2777)  # mkdtemp made it 0700
-        for relative in found.folders:
-            os.mkdir(os.path.join(new, relative))  # as nbgrader makes its folders: umask's mode
-        moved = 0
-        for relative, size in sorted(found.files, key=lambda item: (item[0].count(os.sep), item[0])):
-            if moved >= max_files:
-                left_out.append((relative, f"beyond the limit of {max_files} files (ResilientExecute.max_files)"))
-            elif size > budget:
-                left_out.append((relative, f"beyond the limit of {max_mb} MiB in all (ResilientExecute.max_folder_mb)"))
-            else:
-                try:
-                    os.rename(os.path.join(folder, relative), os.path.join(new, relative))
-                except FileNotFoundError:
-                    continue
-                budget -= size
-                moved += 1
+        os.chmod(new, stat.S_IMODE(os.fstat(top).st_mode) & 0o2777)  # mkdtemp made it 0700
+        new_fd = os.open(new, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+        try:
+            move(top, new_fd, "", 0)
+        finally:
+            os.close(new_fd)
         aside = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(folder)}.old-")
         os.replace(folder, os.path.join(aside, "folder"))
         os.replace(new, folder)
     except BaseException:
         shutil.rmtree(new, ignore_errors=True)
         raise
-    shutil.rmtree(aside, ignore_errors=True)  # never follows a link; drops the moved files' second names
+    finally:
+        os.close(top)
+    try:
+        shutil.rmtree(aside)  # never follows a link; drops the moved files' second names
+    except Exception as error:  # a tree too deep to remove, say: hidden (a dot folder), and said
+        log.error("hardened_grading: student %r: the old graded folder %s could not be removed in full (%s)",
+                  shown(who), shown(aside), error)
     for relative, why in left_out:
         log.error("hardened_grading: student %r: %s in the graded folder is %s: left out, not followed",
                   shown(who), shown(os.path.join(folder, relative)), why)
-    # what changed between the scan and the moves (a file swapped for a link, grown past its size)
     late = scan(folder)
     for relative, why in late.unsafe:
         log.error("hardened_grading: student %r: %s in the graded folder is %s: removed, not followed",

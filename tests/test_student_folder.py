@@ -114,6 +114,34 @@ def test_rebuild_caps_files_and_bytes(tmp_path):
     assert not (folder / "big.bin").exists() and (folder / "exercises.ipynb").exists()
 
 
+def test_rebuild_leaves_out_folders_nested_too_deep(tmp_path):
+    folder = tmp_path / "student"
+    deep = folder.joinpath(*["d"] * (student_folder.MAX_DEPTH + 3))
+    deep.mkdir(parents=True)
+    (deep / "bottom.txt").write_text("x")
+    (folder / "exercises.ipynb").write_text("{}")
+    left_out = student_folder.rebuild(folder)
+    assert [why for _, why in left_out] == [f"nested deeper than {student_folder.MAX_DEPTH} folders"]
+    assert (folder / "exercises.ipynb").exists() and not list(folder.rglob("bottom.txt"))
+
+
+def test_rebuild_never_leaves_the_folders_tree_when_a_folder_becomes_a_link(tmp_path, outside, monkeypatch):
+    """A folder swapped for a link after it was checked (by a process that outlived its kernel): the walk opens
+    each folder without following a link, so it moves nothing from where the link points. Simulated by a check
+    that takes every entry for a plain one; moving by path, through the link, would take the secret away."""
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / "exercises.ipynb").write_text("{}")
+    os.symlink(outside.parent, folder / "data")
+    monkeypatch.setattr(student_folder, "why_unsafe", lambda status: None)
+    monkeypatch.setattr(student_folder.stat, "S_ISDIR", lambda mode: not stat.S_ISREG(mode))  # the link: a folder
+    left_out = student_folder.rebuild(folder)
+    monkeypatch.undo()
+    assert outside.read_text() == "hidden tests and grades", "a file was moved out of the folder the link points to"
+    assert ("data", "no longer a folder") in left_out
+    assert sorted(p.name for p in folder.iterdir()) == ["exercises.ipynb"]
+
+
 def test_open_regular_never_follows_a_link_nor_waits_on_a_fifo(tmp_path, outside):
     os.symlink(outside, tmp_path / "link.ipynb")
     os.mkfifo(tmp_path / "fifo.ipynb")
