@@ -1,8 +1,9 @@
 """Attacks through what a student leaves in a folder, against real grading: nothing of it is trusted.
 
-One class, graded by real ``nbgrader autograde`` or ``posenc-grade --jobs 2``, then ``generate_feedback`` and
-``release_feedback`` into a real exchange: as root (``make demo``'s and CI's grader) and as an unprivileged
-user (an instructor on a hub), the four combinations. Each attack rides in an otherwise correct submission:
+One class, graded by real ``nbgrader autograde`` as root (``make demo``'s and CI's grader) and by
+``posenc-grade --jobs 2`` as an unprivileged user (an instructor on a hub, ``tests/graders.py``), then
+``generate_feedback`` and ``release_feedback`` into a real exchange. Each attack rides in an otherwise correct
+submission:
 
 - from inside the sandbox, the kernel leaves in its folder a symbolic link in place of its own notebook (to
   the release, so that nbgrader would write the hidden tests there), links to the source notebook, the
@@ -112,8 +113,10 @@ def tamper_submitted(kit):
     os.link(course / "gradebook.db", submitted / "h-hard-gradebook" / ASSIGNMENT / "grades.db")
 
 
-GRADERS = [("root", "autograde"), ("root", "posenc-grade"), ("unprivileged", "autograde"),
-           ("unprivileged", "posenc-grade")]
+#: Root grades with nbgrader autograde (make demo, CI), the unprivileged user with posenc-grade --jobs 2 (a hub): each
+#: user and each command once (the other two pairings add four minutes of a test worker and no channel: the other
+#: attack suites, tests/test_hostile_output.py and tests/test_hostile_channels.py, grade as each user with autograde).
+GRADERS = [("root", "autograde"), ("unprivileged", "posenc-grade")]
 
 
 @pytest.fixture(scope="module", params=GRADERS, ids=[f"{who}-{how}" for who, how in GRADERS])
