@@ -119,42 +119,45 @@ def prepare_submission(assignment, student, notebooks):
 
     The folder is untrusted input (an LMS download, files placed by hand, links that ``nbgrader collect``
     kept): every entry that is not a regular file with one link, or a folder, is removed and logged
-    (:func:`hardened_grading.student_folder.remove_unsafe`), before nbgrader copies anything from it. So is
-    a student's folder, or the submission's folder, that is itself a link. A notebook removed so is graded
-    as an unreadable one: 0 points, the reason in its feedback.
+    (:func:`_make_plain`), before nbgrader copies anything from it. So is a student's folder, or the
+    submission's folder, that is itself a link. A notebook removed so is graded as an unreadable one: 0 points,
+    the reason in its feedback.
     """
     if not notebooks:
         return
     submission = Path(notebooks[0]).absolute().parent
-    who = submission.parent.name
-    for folder in (submission.parent, submission):  # submitted/STUDENT, then submitted/STUDENT/ASSIGNMENT
-        why = student_folder.not_a_folder(folder)
-        if why:
-            log.error("hardened_grading: student %r: the submitted folder %s is %s: removed, not followed",
-                      student_folder.shown(who), student_folder.shown(folder), why)
-            student_folder.remove_entry(folder)
-            for path in notebooks:
-                _removed_at_start[os.path.abspath(path)] = f"the folder it is in, {folder.name}, was {why}"
-            return
-    removed = dict(student_folder.remove_unsafe(submission, who, "the submitted file"))
+    folder_was, removed = _make_plain(submission, "submitted")
     for path in notebooks:
         why = removed.get(os.path.relpath(os.path.abspath(path), submission))
-        if why:
-            _removed_at_start[os.path.abspath(path)] = f"it was {why}; it was removed, not read"
-    notebooks[:] = [path for path in notebooks if os.path.lexists(path) or os.path.abspath(path) in _removed_at_start]
-    adopt_renamed_notebook(assignment, student, notebooks)
+        if folder_was or why:
+            _removed_at_start[os.path.abspath(path)] = folder_was or f"it was {why}; it was removed, not read"
+    if not folder_was:
+        adopt_renamed_notebook(assignment, student, notebooks)
 
 
 def secure_graded_folder(assignment, student, notebooks):
     """Pre-convert hook of ``nbgrader generate_feedback``: remove from the graded folder
     (``autograded/STUDENT/ASSIGNMENT``), before nbgrader copies it into the feedback, every entry that is
-    not a regular file with one link, or a folder (:func:`hardened_grading.student_folder.remove_unsafe`).
-    Folders graded by this engine hold none (:meth:`ResilientExecute.preprocess`); one graded otherwise
-    may."""
+    not a regular file with one link, or a folder (:func:`_make_plain`). Folders graded by this engine hold
+    none (:meth:`ResilientExecute.preprocess`); one graded otherwise may."""
     if notebooks:
-        folder = Path(notebooks[0]).absolute().parent
-        student_folder.remove_unsafe(folder.parent, folder.parent.name, "the graded folder")
-        student_folder.remove_unsafe(folder, folder.parent.name, "the graded file")
+        _make_plain(Path(notebooks[0]).absolute().parent, "graded")
+
+
+def _make_plain(folder, what):
+    """Make ``STUDENT/ASSIGNMENT`` `folder` (`what`: submitted, graded) hold plain entries only: a student's
+    folder or `folder` that is itself a link is removed (the link, not what it points to), and so is every
+    entry of `folder` that is not a regular file with one link or a folder; each is logged. Return why `folder`
+    itself was removed (or None), and ``{relative path: why}`` of the entries removed in it."""
+    who = student_folder.shown(folder.parent.name)
+    for level in (folder.parent, folder):
+        why = student_folder.not_a_folder(level)
+        if why:
+            log.error("hardened_grading: student %r: the %s folder %s is %s: removed, not followed", who, what,
+                      student_folder.shown(level), why)
+            student_folder.remove_entry(level)
+            return f"the folder it is in, {level.name}, was {why}", {}
+    return None, dict(student_folder.remove_unsafe(folder, folder.parent.name, f"the {what} file"))
 
 
 def adopt_renamed_notebook(assignment, student, notebooks):

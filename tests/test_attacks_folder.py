@@ -171,9 +171,11 @@ def grade(root, user, python, how):
     named = re.search(r"; log: (\S+\.log)$", graded.stderr, re.MULTILINE)
     if named:
         log += Path(named.group(1)).read_text()
-    # before release: one feedback page is made a link to the source notebook
+    # a graded folder that holds a link (one graded before this engine made them plain): feedback must not follow it
+    os.symlink(course / "source" / ASSIGNMENT / NOTEBOOK, course / "autograded" / "honest-a" / ASSIGNMENT / "old.txt")
     feedback = graders.as_grader(user, [python, "-m", "nbgrader", "generate_feedback", ASSIGNMENT, "--force"],
                          course, env, timeout=900)
+    # before release: one feedback page is made a link to the source notebook
     page = course / "feedback" / "k-links-out" / ASSIGNMENT / "exercises.html"
     if page.exists():
         page.unlink()
@@ -276,6 +278,12 @@ def test_every_entry_left_out_is_named_in_the_log(attacked):
                   "h-linked-folder is a symbolic link",
                   "h-hard-gradebook/posenc/grades.db is a hard link"]:
         assert entry in log, entry
+
+
+def test_feedback_is_made_from_plain_files_only(attacked):
+    output = attacked.feedback.stdout + attacked.feedback.stderr
+    assert "honest-a/posenc/old.txt is a symbolic link" in output, output[-3000:]
+    assert not os.path.lexists(attacked.course / "feedback" / "honest-a" / ASSIGNMENT / "old.txt")
 
 
 def test_the_kernels_files_are_capped_and_the_rest_kept(attacked):
