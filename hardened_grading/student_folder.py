@@ -23,7 +23,7 @@ named in the log, and never opened, written or chmodded through.
 - :func:`open_regular` and :func:`write_new`: open a file to read only if it is a regular file, never
   blocking on a FIFO; write one without following a link.
 
-Names of entries are shown with :func:`shown`, which escapes what a terminal would obey.
+Names of entries are shown escaped (:func:`hardened_grading.terminal.escape`): a terminal obeys none of them.
 """
 
 import contextlib
@@ -35,6 +35,8 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .terminal import escape as shown  # names as a log shows them: what a terminal would obey, escaped
 
 log = logging.getLogger("hardened_grading")
 
@@ -52,11 +54,6 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 class UnsafeEntry(OSError):
     """A path that the grader refuses to open: not a regular file with one link."""
-
-
-def shown(name):
-    """`name` as a log shows it: printable characters as they are, anything a terminal would obey escaped."""
-    return repr(str(name))[1:-1] if not str(name).isprintable() else str(name)
 
 
 def why_unsafe(status):
