@@ -85,11 +85,12 @@ c.ResilientExecute.credit_per_check = True
 # small part of each; a submission that reaches one loses the points of that exercise only. To change
 # one, set it here; for example, for a course whose notebooks need more memory:
 #   c.ResilientExecute.memory_mb = 8192  # address space of each process, MiB: MemoryError beyond
-# The others: processes, cpu_seconds_per_cell, cpu_seconds_total, file_mb, tmp_mb, blas_threads; and what the
-# grader takes from a kernel: max_output_kb (outputs of a cell, display updates included), max_comm_kb (comm
-# messages), max_reply_kb (one reply to the judge) and submission_seconds (one submission's cells, the cells run
-# again after a crash included); and what a graded folder keeps once its kernel has ended: max_files and
-# max_folder_mb (its regular files; links and special files never). Extra arguments for the kernel (c.Execute.extra_arguments) are kept, not replaced.
+# The others: processes, cpu_seconds_per_cell, cpu_seconds_total, file_mb, tmp_mb, blas_threads, kernel_log_kb
+# (the kernel's own stdout and stderr on yours); what the grader takes from a kernel: max_output_kb (outputs of
+# a cell, display updates included), max_comm_kb (comm messages), max_reply_kb (one reply to the judge) and
+# submission_seconds (one submission's cells, the cells run again after a crash included); and what a graded
+# folder keeps once its kernel has ended: max_files and max_folder_mb (its regular files; links and special files
+# never). Extra arguments for the kernel (c.Execute.extra_arguments) are kept, not replaced.
 # Files the notebooks read outside the Python environment (a data set), bound read-only in the sandbox:
 #   c.ResilientExecute.read_only_paths = ["/srv/datasets/wikitext"]
 c.Autograde.autograde_preprocessors = [

@@ -226,6 +226,10 @@ class ResilientExecute(Execute):
         "Size (MiB) of the sandboxed kernel's private /tmp, which vanishes with it.")).tag(config=True)
     blas_threads = Integer(kernel.Limits.blas_threads, min=1, help=(
         "Threads numpy's BLAS may use in the sandboxed kernel (OMP_NUM_THREADS and the like).")).tag(config=True)
+    kernel_log_kb = Integer(kernel.Limits.kernel_log_kb, min=1, help=(
+        "What a kernel may write to its own stdout and stderr (KiB; not its cells' outputs, which go to the graded "
+        "notebook) that reaches the grader's, each line escaped and marked as the kernel's: the rest is dropped, "
+        "and a line says how much.")).tag(config=True)
     max_output_kb = Integer(1024, min=16, help=(
         "Output (KiB) a cell may send back while grading, of every kind: printed text, displays, results, "
         "errors, and updates of earlier displays (each counted at its size times the outputs it would change); "

@@ -65,6 +65,7 @@ class Limits:
     file_mb: int = 64  #: the largest file a process may write (MiB): beyond it, OSError
     tmp_mb: int = 256  #: size of the private /tmp (MiB): beyond it, OSError (no space left)
     blas_threads: int = 1  #: threads numpy's BLAS (OpenBLAS, MKL, OpenMP) may use
+    kernel_log_kb: int = 64  #: what the kernel writes to its own stdout and stderr that reaches the grader's (KiB)
 
     def argument(self):
         """The kernel's command-line argument that carries these limits."""
@@ -675,7 +676,8 @@ def main():
     sandboxed = bool(os.environ.get("HARDENED_GRADING_IN_SANDBOX"))
     if not sandboxed:
         bind_to_grader(options.grader)
-        capture_output()  # what the kernel writes to its own stdout and stderr reaches the grader's escaped
+        # what the kernel writes to its own stdout and stderr reaches the grader's escaped, and capped
+        capture_output(limit=limits.kernel_log_kb * 1024)
     # ipykernel's application and kernel log through the logger named after IPKernelApp
     logging.getLogger("IPKernelApp").addFilter(_GraderInterruptFilter())
     if mode != "off" and not sandboxed:

@@ -121,8 +121,8 @@ def escape_log_records():
 
 # A kernel's own stdout and stderr ------------------------------------------------------------------------
 
-#: Bytes of a kernel's own stdout and stderr (not its cells' outputs, which go to the graded notebook) relayed to
-#: the grader's; the rest is dropped and counted. An honest kernel writes none.
+#: Bytes of a process's own stdout and stderr relayed by default; the grading kernel's come from its limits
+#: (``kernel_log_kb``, :class:`hardened_grading.kernel.Limits`). An honest kernel writes none.
 KERNEL_OUTPUT_BYTES = 64 * 1024
 #: What begins each line of a kernel's own stdout and stderr on the grader's.
 KERNEL_PREFIX = "kernel| "

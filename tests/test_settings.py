@@ -82,6 +82,13 @@ print("LIMITS", json.dumps({{
     "threads": len(_threads), "sandboxed": os.environ.get("HARDENED_GRADING_IN_SANDBOX")}}))
 '''
 FLOOD = f"for _ in range({OUTPUT_KB}):\n    print('x' * 1023)"
+#: lines written to the kernel's own stderr, KiB: more than the default lets through, less than the raised limit
+KERNEL_LOG_KB = default("kernel_log_kb") * 3 // 2
+KERNEL_LOG = (f"import os\nfor _i in range({KERNEL_LOG_KB}):\n    os.write(2, b'k' * 1000 + b'\\n')\n"
+              "os.write(2, b'KERNEL-LOG-LAST\\n')")
+#: files the submission leaves in its folder: more than the default keeps, fewer than the raised limit
+FILES = default("max_files") + 100
+MANY_FILES = f"import os\nos.makedirs('kept', exist_ok=True)\nfor _i in range({FILES}):\n    open(f'kept/{{_i}}', 'w').close()"
 
 
 @pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
@@ -94,7 +101,7 @@ def test_nbgrader_config_can_raise_every_limit_and_the_kernel_honours_it(tmp_pat
                      + 'c.ResilientExecute.kernel_name = "course-grader"\n')
     release = generate(course)
     notebook = make_submission(reference_answers(course / "source" / ASSIGNMENT / NOTEBOOK), release_notebook=release)
-    notebook.cells[0:0] = [nbformat.v4.new_code_cell(REPORT), nbformat.v4.new_code_cell(FLOOD)]
+    notebook.cells[0:0] = [nbformat.v4.new_code_cell(code) for code in (REPORT, FLOOD, KERNEL_LOG, MANY_FILES)]
     write_submission(notebook, course / "submitted", "raised")
     result = run_nbgrader(course, "autograde", ASSIGNMENT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -113,6 +120,11 @@ def test_nbgrader_config_can_raise_every_limit_and_the_kernel_honours_it(tmp_pat
     log = result.stdout + result.stderr
     assert "was dropped" not in log, "a cell's output under the raised max_output_kb was dropped"
     assert "[output beyond" not in json.dumps(graded), "a cell's output under the raised max_output_kb was dropped"
+    assert "KERNEL-LOG-LAST" in log and "own output were dropped" not in log, \
+        "the kernel's own output under the raised kernel_log_kb was dropped"
+    kept = course / "autograded" / "raised" / ASSIGNMENT / "kept"
+    assert len(list(kept.iterdir())) == FILES and "beyond the limit of" not in log, \
+        "files under the raised max_files were left out"
 
 
 # More read-only paths for the sandbox ------------------------------------------------------------
