@@ -164,7 +164,7 @@ def _grading_kernel_spec_manager():
                 return super().get_kernel_spec(kernel_name)
             return self.kernel_spec_class(
                 resource_dir=str(Path(__file__).parent),
-                argv=[sys.executable, "-m", "hardened_grading.kernel", "-f", "{connection_file}"],
+                argv=[*launcher_command(), "-f", "{connection_file}"],
                 display_name="Python 3 (hardened grading sandbox)",
                 language="python",
                 interrupt_mode="message",  # a signal would reach bwrap, not the kernel
@@ -173,6 +173,20 @@ def _grading_kernel_spec_manager():
 
     GradingKernelSpecManager.__module__, GradingKernelSpecManager.__qualname__ = __name__, "GradingKernelSpecManager"
     return GradingKernelSpecManager
+
+
+#: The grading kernel's launcher, as Python runs it. Not ``python -m hardened_grading.kernel``: ``-m`` (and ``-c``)
+#: put the working folder first on ``sys.path``, and the launcher starts in the student's folder, outside the sandbox
+#: the first time: a ``hardened_grading/`` package or a ``runpy.py`` of the student's there would be imported in
+#: place of the engine's, as the grader's user; inside the sandbox, in place of the code that sets its limits. The
+#: working folder is taken off ``sys.path`` before anything is imported (``sys`` is built in).
+LAUNCH = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; import runpy; "
+          "runpy.run_module('hardened_grading.kernel', run_name='__main__', alter_sys=True)")
+
+
+def launcher_command():
+    """The command that starts the grading kernel's launcher (:data:`LAUNCH`), before its arguments."""
+    return [sys.executable, "-c", LAUNCH]
 
 
 def __getattr__(name):
@@ -503,7 +517,7 @@ def enter_sandbox(options, cwd):
     inner = [f"--sandbox={options.mode}", options.limits.argument(), *argv]
     command = sandbox_command(Path(cwd), folder, options.limits, options.read_only, options.student_folder) + \
         _account_files() + \
-        [sys.executable, "-m", "hardened_grading.kernel", *inner]
+        [*launcher_command(), *inner]
     if options.grader is not None:
         watch_grader(options.grader)  # before the process cap: the watcher is not the sandbox's
     cap_processes(options.limits.processes)  # the grader says once if it cannot be done (process_cap_problem)

@@ -33,6 +33,7 @@ import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
+import nbformat
 import pytest
 
 from hardened_grading import kernel, student_folder
@@ -89,9 +90,29 @@ def kernel_code(kit):
     }
 
 
+def shadow(kit, student):
+    """A module that, imported outside the sandbox, leaves a file in the course (the sandbox has no such path)."""
+    return (f"try:\n    open({str(kit.course / ('PWNED-' + student))!r}, 'w').write('ran outside the sandbox')\n"
+            "except OSError:\n    pass\n")
+
+
+def scratch_code(kit):
+    """What each attacker runs in a scratch cell of its own, after the notebook's first code cell, by student name."""
+    return {
+        # a package named as the engine, for the next kernel it starts here (after this crash) to import
+        "k-engine-shadow": (
+            "import os\n"
+            "if not os.path.exists('hardened_grading'):\n"
+            "    os.mkdir('hardened_grading')\n"
+            f"    open('hardened_grading/__init__.py', 'w').write({shadow(kit, 'k-engine-shadow')!r})\n"
+            f"    open('runpy.py', 'w').write({shadow(kit, 'k-engine-shadow')!r})\n"
+            "    os._exit(1)  # the grader starts a fresh kernel, in this folder"),
+    }
+
+
 #: Students whose submitted folder is changed by hand, and what each must score.
 BY_HAND = {"h-lms-links": FULL, "h-fifo-notebook": 0, "h-dangling-notebook": 0, "h-linked-folder": 0,
-           "h-hard-gradebook": FULL}
+           "h-hard-gradebook": FULL, "h-engine-shadow": FULL}
 
 
 def tamper_submitted(kit):
@@ -111,6 +132,10 @@ def tamper_submitted(kit):
     os.symlink(course / "source" / ASSIGNMENT / NOTEBOOK, elsewhere / ASSIGNMENT / "solutions.txt")
     os.symlink(elsewhere, submitted / "h-linked-folder")
     os.link(course / "gradebook.db", submitted / "h-hard-gradebook" / ASSIGNMENT / "grades.db")
+    package = submitted / "h-engine-shadow" / ASSIGNMENT / "hardened_grading"  # beside the notebook, for the launcher
+    package.mkdir()
+    (package / "__init__.py").write_text(shadow(kit, "h-engine-shadow"))
+    (package.parent / "runpy.py").write_text(shadow(kit, "h-engine-shadow"))
 
 
 #: Root grades with nbgrader autograde (make demo, CI), the unprivileged user with posenc-grade --jobs 2 (a hub): each
@@ -149,14 +174,17 @@ def grade(root, user, python, how):
         config.write(f"\nc.Exchange.root = {str(exchange)!r}\n")
     kit = SimpleNamespace(course=course, home=home, private=private, root=root, release=generate(course))
     answers = reference_answers(course / "source" / ASSIGNMENT / NOTEBOOK)
-    codes = kernel_code(kit)
-    students = ["honest-a", *codes, *BY_HAND, "honest-z"]
+    codes, scratch = kernel_code(kit), scratch_code(kit)
+    students = ["honest-a", *codes, *scratch, *BY_HAND, "honest-z"]
     for name in students:
         notebook = make_submission(answers, release_notebook=kit.release)
         if name in codes:
             cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("solution")
                         and c.cell_type == "code")
             cell.source = codes[name] + "\n\n" + cell.source
+        if name in scratch:
+            first = next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")
+            notebook.cells.insert(first + 1, nbformat.v4.new_code_cell(scratch[name]))
         folder = write_submission(notebook, course / "submitted", name).parent
         (folder / "timestamp.txt").write_text("2026-11-20 10:00:00.000000 UTC")
         (folder / "submission_secret.txt").write_text(f"secret-of-{name}")
@@ -284,6 +312,15 @@ def test_feedback_is_made_from_plain_files_only(attacked):
     output = attacked.feedback.stdout + attacked.feedback.stderr
     assert "honest-a/posenc/old.txt is a symbolic link" in output, output[-3000:]
     assert not os.path.lexists(attacked.course / "feedback" / "honest-a" / ASSIGNMENT / "old.txt")
+
+
+def test_no_module_of_the_students_folder_runs_outside_the_sandbox(attacked):
+    """A ``hardened_grading`` package and a ``runpy.py`` in the student's folder, made by a kernel before it
+    crashed or sent with the submission: the kernel's launcher, which starts there, imports neither (on the engine
+    before this, ``python -m`` did, as the grader's user, before entering the sandbox)."""
+    assert not list(attacked.course.glob("PWNED-*")), [p.name for p in attacked.course.glob("PWNED-*")]
+    graded = (attacked.course / "autograded" / "k-engine-shadow" / ASSIGNMENT / NOTEBOOK).read_text()
+    assert "KernelDied" in graded, "the scratch cell's crash, after which a kernel starts in that folder, did not happen"
 
 
 def test_the_kernels_files_are_capped_and_the_rest_kept(attacked):
