@@ -46,6 +46,7 @@ class ReleaseFeedback(ExchangeReleaseFeedback):
                                        self.coursedir.assignment_id, escape=True),
             "(?P<notebook_id>.*).html"])
         by_hand, failed = [], []
+        notebooks = self._notebook_ids()
         for html_file in sorted(glob.glob(os.path.join(self.src_path, "*.html"))):
             match = re.match(pattern, html_file)
             if match is None:
@@ -55,8 +56,13 @@ class ReleaseFeedback(ExchangeReleaseFeedback):
             if student_id in exclude:
                 self.log.debug("Skipping student '%s'", student_id)
                 continue
+            if notebooks is not None and notebook_id not in notebooks:
+                # a page the student's own code left in its folder, which generate_feedback copied: not feedback
+                self.log.warning("Not releasing %s: no notebook of %s is called %s", student_folder.shown(html_file),
+                                 self.coursedir.assignment_id, student_folder.shown(notebook_id))
+                continue
             try:
-                feedback_dir = os.path.dirname(html_file)
+                feedback_dir = self._submission_files(student_id, os.path.dirname(html_file))
                 secret_path = os.path.join(feedback_dir, "submission_secret.txt")
                 if not os.path.exists(secret_path):
                     by_hand.append(student_id)
@@ -87,6 +93,32 @@ class ReleaseFeedback(ExchangeReleaseFeedback):
             self.log.error(message)  # nbgrader's app says only "nbgrader release_feedback failed"
             raise ExchangeError(message)
 
+    def _notebook_ids(self):
+        """The assignment's notebooks, by name, from its source (or release) folder: a feedback page is released
+        only if it is one of theirs. None (release every page) when the course holds neither folder."""
+        for directory in (self.coursedir.source_directory, self.coursedir.release_directory):
+            folder = self.coursedir.format_path(directory, ".", self.coursedir.assignment_id)
+            found = _notebook_ids_of(_folder_or_none(folder))
+            if found:
+                return found
+        return None
+
+    def _submission_files(self, student_id, feedback_dir):
+        """Where the submission's ``submission_secret.txt`` and ``timestamp.txt`` are read: the student's folder in
+        ``submitted/``, which nbgrader's commands and ``collect`` wrote, when it has them; else the feedback folder
+        (where generate_feedback copies them from the graded folder, in which the student's code ran, and could
+        have changed them)."""
+        submitted = self.coursedir.format_path(self.coursedir.submitted_directory, student_id,
+                                               self.coursedir.assignment_id)
+        secret = os.path.join(submitted, "submission_secret.txt")
+        if os.path.isfile(secret) and student_folder.plain_path(self.coursedir.root, secret):
+            return submitted
+        return feedback_dir
+
+
+def _folder_or_none(path):
+    return path if os.path.isdir(path) and not os.path.islink(path) else None
+
 
 def _copy_plain(source, destination, root):
     """Copy the feedback file `source` to `destination`, only if it is a regular file with one link, in real
@@ -96,6 +128,13 @@ def _copy_plain(source, destination, root):
         raise student_folder.UnsafeEntry(f"a folder on the way to {source} is a link, not a folder")
     with student_folder.open_regular(source) as stream, open(destination, "wb") as target:
         shutil.copyfileobj(stream, target)
+
+
+def _notebook_ids_of(folder):
+    """The names (without ``.ipynb``) of the notebooks in `folder`, or None when there is no such folder."""
+    if folder is None:
+        return None
+    return {os.path.basename(path)[:-len(".ipynb")] for path in glob.glob(os.path.join(folder, "*.ipynb"))}
 
 
 class Collect(ExchangeCollect):

@@ -35,6 +35,7 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
+from nbgrader.utils import notebook_hash
 
 from hardened_grading import kernel, student_folder
 from posenc_course import report
@@ -81,6 +82,8 @@ def kernel_code(kit):
             "os.mkfifo('notes.txt')\n"
             "socket.socket(socket.AF_UNIX).bind('plot.png')\n"
             "open('mine.txt', 'w').write('mine')\n"
+            "open('evil.html', 'w').write('<script>a page of its own, for release_feedback</script>')\n"
+            "open('submission_secret.txt', 'w').write('a secret of its own, to be released under')\n"
             "os.link('mine.txt', 'also-mine.txt')"),
         "k-many-files": (
             "import os\n"
@@ -241,10 +244,14 @@ def test_the_class_is_graded_and_released(attacked):
     # one page was made a link to the source notebook: it is refused, the others are released
     output = attacked.released.stdout + attacked.released.stderr
     assert attacked.released.returncode == 1 and "could not release the feedback of k-links-out" in output, output
-    released = list((attacked.exchange / ASSIGNMENT / "feedback").iterdir())
+    released = {path.name for path in (attacked.exchange / ASSIGNMENT / "feedback").iterdir()}
     # h-linked-folder's files went with its link: no submission_secret.txt, so it is named and skipped
     assert re.search(r"Not releasing feedback for student 'h-linked-folder'", output), output
-    assert len(released) == len(attacked.students) - 2, output
+    # each under the secret its submission came with, not one its kernel wrote; the kernel's own page not at all
+    expected = {f"{notebook_hash(secret=f'secret-of-{name}', notebook_id='exercises')}.html"
+                for name in attacked.students if name not in ("k-links-out", "h-linked-folder")}
+    assert released == expected, output
+    assert "Not releasing" in output and "evil.html" in output, output
 
 
 def test_no_file_outside_a_students_folder_is_written_or_chmodded(attacked):
@@ -320,7 +327,7 @@ def test_no_module_of_the_students_folder_runs_outside_the_sandbox(attacked):
     before this, ``python -m`` did, as the grader's user, before entering the sandbox)."""
     assert not list(attacked.course.glob("PWNED-*")), [p.name for p in attacked.course.glob("PWNED-*")]
     graded = (attacked.course / "autograded" / "k-engine-shadow" / ASSIGNMENT / NOTEBOOK).read_text()
-    assert "KernelDied" in graded, "the scratch cell's crash, after which a kernel starts in that folder, did not happen"
+    assert "KernelDied" in graded, "the scratch cell did not crash, so no kernel started again in that folder"
 
 
 def test_the_kernels_files_are_capped_and_the_rest_kept(attacked):
@@ -330,4 +337,4 @@ def test_the_kernels_files_are_capped_and_the_rest_kept(attacked):
     assert (folder / NOTEBOOK).is_file() and (folder / "submission_secret.txt").is_file()
     special = attacked.course / "autograded" / "k-special-files" / ASSIGNMENT
     assert {p.name for p in special.iterdir()} == {".hardened-grading-done", NOTEBOOK, "timestamp.txt",
-                                                   "submission_secret.txt"}
+                                                   "submission_secret.txt", "evil.html"}  # regular files: kept
