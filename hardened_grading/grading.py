@@ -250,11 +250,12 @@ class ResilientExecute(Execute):
     )).tag(config=True)
 
     max_files = Integer(student_folder.MAX_FILES, min=1, help=(
-        "Files a graded folder (autograded/STUDENT/ASSIGNMENT) may keep once its kernel has ended, the notebook "
-        "and the course's own files included: the folder becomes a new one of the grader's own, into which its "
-        "regular files are moved, the first this many in sorted order (the notebooks at the top first); links, "
-        "FIFOs, sockets, devices, hard links and the files beyond are left out and logged. Feedback copies the "
-        "folder, so this bounds its work too.")).tag(config=True)
+        "Files and folders a graded folder (autograded/STUDENT/ASSIGNMENT) may keep once its kernel has ended, the "
+        "notebook and the course's own files included: the folder becomes a new one of the grader's own, into "
+        "which its regular files and folders are moved, the first this many in sorted order (the notebooks at "
+        "the top first); links, FIFOs, sockets, devices, hard links and the entries beyond are left out and "
+        "logged (the first 20 by name, the rest counted). Feedback copies the folder, so this bounds its work "
+        "too.")).tag(config=True)
     max_folder_mb = Integer(student_folder.MAX_FOLDER_MB, min=1, help=(
         "MiB that a graded folder may keep in all once its kernel has ended (see max_files): the files that "
         "would take it over are left out and logged.")).tag(config=True)

@@ -28,6 +28,7 @@ Names of entries are shown escaped (:func:`hardened_grading.terminal.escape`): a
 
 import contextlib
 import errno
+import heapq
 import logging
 import os
 import shutil
@@ -41,8 +42,8 @@ from .terminal import escape as shown  # names as a log shows them: what a termi
 log = logging.getLogger("hardened_grading")
 
 #: The defaults of ``ResilientExecute.max_files`` and ``ResilientExecute.max_folder_mb``: what one graded
-#: folder may hold, its notebook and the course's files included. A course's own files count too: raise
-#: them for a course whose assignments ship many or large files.
+#: folder may hold (files and folders; bytes), its notebook and the course's files included. A course's own
+#: files count too: raise them for a course whose assignments ship many or large files.
 MAX_FILES = 1000
 MAX_FOLDER_MB = 256
 #: Folders deeper than this in a graded folder are left out (each level holds a file descriptor while it is moved).
@@ -206,14 +207,54 @@ def write_new(path, data):
         raise
 
 
+#: Entries left out of a graded folder that the log names one by one; the others are counted.
+_NAMED = 20
+
+
+class _LeftOut(list):
+    """The entries left out of a folder, ``(relative path, why)``: the first :data:`_NAMED`, then a count by reason."""
+
+    def __init__(self):
+        super().__init__()
+        self.counted = {}
+
+    def append(self, item):
+        if len(self) < _NAMED:
+            super().append(item)
+        else:
+            self.count(1, item[1].split(" to ")[0])
+
+    def count(self, how_many, why):
+        if how_many > 0:
+            self.counted[why] = self.counted.get(why, 0) + how_many
+
+    def summary(self):
+        """The named entries, then one ``("...", "N more: why")`` per reason counted."""
+        return [*self, *((f"{n} more entries", why) for why, n in sorted(self.counted.items()))]
+
+
+def _first_by_name(entries, count):
+    """The first `count` of the iterator `entries` by name (in memory for those only), and how many it held."""
+    held = [0]
+
+    def counting():
+        for entry in entries:
+            held[0] += 1
+            yield entry
+    first = heapq.nsmallest(count, counting(), key=lambda entry: entry.name)
+    return first, held[0]
+
+
 def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
     """Make `folder` a new folder of the grader's own that holds its plain entries only, once the code that
     wrote it has ended; return what was left out, ``[(relative path, why)]``, each also logged.
 
     Its folders are made anew, and its regular files with one link are moved into them (a rename: no data is
-    copied): the files at its top first (the notebooks), then each folder's, in sorted order, at most
-    `max_files` of them and `max_mb` MiB in all, and no deeper than :data:`MAX_DEPTH` folders. Every other
-    entry (:func:`why_unsafe`) and the files beyond the limits stay in the old folder, which is then removed.
+    copied): the entries at its top first (the notebooks), then each folder's, in sorted order, at most
+    `max_files` files and folders in all, `max_mb` MiB, and no deeper than :data:`MAX_DEPTH` folders. Every
+    other entry (:func:`why_unsafe`) and those beyond the limits stay in the old folder, which is then
+    removed. The log names the first :data:`_NAMED` entries left out and counts the rest, by reason; a folder
+    of a million entries costs the time to list and remove them, and memory for the ones kept only.
 
     The walk holds each folder open (``O_NOFOLLOW``) and moves its entries by name from there, so it never
     leaves the folder's own tree, even if a process of the sandbox that outlived its kernel swapped a folder
@@ -229,13 +270,17 @@ def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
             raise UnsafeEntry(errno.ENOTDIR, f"not a folder but {not_a_folder(folder)}", folder) from None
         raise
     parent = os.path.dirname(folder)
-    left_out = []
+    left_out = _LeftOut()
     room = {"files": max_files, "bytes": max_mb * 1024 * 1024}
+    beyond = f"beyond the limit of {max_files} files and folders (ResilientExecute.max_files)"
 
     def move(source, target, relative, depth):
         """Move the plain files of the open folder `source` into the open folder `target`, then its folders'."""
         folders = []
-        for entry in sorted(os.scandir(source), key=lambda entry: entry.name):
+        # no more entries than there is room for, and a few to name: a flood of entries costs time, not memory
+        entries, listed = _first_by_name(os.scandir(source), max(room["files"], 0) + _NAMED)
+        left_out.count(listed - len(entries), beyond)
+        for entry in entries:
             path = os.path.join(relative, entry.name)
             try:
                 status = entry.stat(follow_symlinks=False)
@@ -247,10 +292,11 @@ def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
                     with contextlib.suppress(OSError):
                         why += f" to {shown(os.readlink(entry.name, dir_fd=source))}"
                 left_out.append((path, why))
+            elif room["files"] <= 0:
+                left_out.append((path, beyond))
             elif stat.S_ISDIR(status.st_mode):
                 folders.append((entry.name, path))
-            elif room["files"] <= 0:
-                left_out.append((path, f"beyond the limit of {max_files} files (ResilientExecute.max_files)"))
+                room["files"] -= 1
             elif status.st_size > room["bytes"]:
                 left_out.append((path, f"beyond the limit of {max_mb} MiB in all (ResilientExecute.max_folder_mb)"))
             else:
@@ -301,12 +347,15 @@ def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
     for relative, why in left_out:
         log.error("hardened_grading: student %r: %s in the graded folder is %s: left out, not followed",
                   shown(who), shown(os.path.join(folder, relative)), why)
+    for why, how_many in sorted(left_out.counted.items()):
+        log.error("hardened_grading: student %r: %d more entries of the graded folder %s were left out: %s",
+                  shown(who), how_many, shown(folder), why)
     late = scan(folder)
     for relative, why in late.unsafe:
         log.error("hardened_grading: student %r: %s in the graded folder is %s: removed, not followed",
                   shown(who), shown(os.path.join(folder, relative)), why)
         remove_entry(os.path.join(folder, relative))
-    return left_out + late.unsafe
+    return left_out.summary() + late.unsafe
 
 
 def plain_path(root, path):

@@ -332,8 +332,8 @@ def test_no_module_of_the_students_folder_runs_outside_the_sandbox(attacked):
 
 def test_the_kernels_files_are_capped_and_the_rest_kept(attacked):
     folder = attacked.course / "autograded" / "k-many-files" / ASSIGNMENT
-    files = [p for p in folder.rglob("*") if p.is_file() and p.name != ".hardened-grading-done"]  # marked after
-    assert len(files) == student_folder.MAX_FILES
+    entries = [p for p in folder.rglob("*") if p.name != ".hardened-grading-done"]  # marked after
+    assert len(entries) == student_folder.MAX_FILES  # files and folders
     assert (folder / NOTEBOOK).is_file() and (folder / "submission_secret.txt").is_file()
     special = attacked.course / "autograded" / "k-special-files" / ASSIGNMENT
     assert {p.name for p in special.iterdir()} == {".hardened-grading-done", NOTEBOOK, "timestamp.txt",

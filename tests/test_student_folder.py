@@ -104,14 +104,32 @@ def test_rebuild_caps_files_and_bytes(tmp_path):
     (folder / "exercises.ipynb").write_text("{}")
     for index in range(30):
         (folder / "deep" / f"f{index:02}.txt").write_text("x")
-    left_out = student_folder.rebuild(folder, max_files=11)
-    assert (folder / "exercises.ipynb").exists(), "the notebooks at the top come first"
-    assert len(list((folder / "deep").iterdir())) == 10 and len(left_out) == 20
+    left_out = student_folder.rebuild(folder, max_files=11)  # the folder deep, the notebook and 9 files of deep
+    assert (folder / "exercises.ipynb").exists(), "the entries at the top come first"
+    assert len(list((folder / "deep").iterdir())) == 9
+    assert [path for path, _ in left_out] == [os.path.join("deep", f"f{index:02}.txt") for index in range(9, 29)] + \
+        ["1 more entries"], "the first 20 named, the rest counted"
     assert all("max_files" in why for _, why in left_out)
     (folder / "big.bin").write_bytes(bytes(3 * 2**20))
     left_out = student_folder.rebuild(folder, max_mb=2)
     assert [path for path, _ in left_out] == ["big.bin"] and "max_folder_mb" in left_out[0][1]
     assert not (folder / "big.bin").exists() and (folder / "exercises.ipynb").exists()
+
+
+def test_a_flood_of_folders_is_capped_and_logged_in_a_few_lines(tmp_path, caplog):
+    """Folders count as entries too, and the log names the first few left out and counts the rest: a kernel that
+    makes a million empty folders leaves neither a million folders nor a million log lines."""
+    folder = tmp_path / "student"
+    folder.mkdir()
+    (folder / "exercises.ipynb").write_text("{}")
+    for index in range(500):
+        (folder / f"d{index:03}").mkdir()
+    caplog.set_level("ERROR", logger="hardened_grading")
+    left_out = student_folder.rebuild(folder, max_files=50)
+    assert len(list(folder.iterdir())) == 50  # 501 entries: 50 kept, 20 named and 431 counted left out
+    beyond = "beyond the limit of 50 files and folders (ResilientExecute.max_files)"
+    assert len(left_out) == 21 and left_out[-1] == ("431 more entries", beyond)
+    assert len(caplog.records) == 21
 
 
 def test_rebuild_leaves_out_folders_nested_too_deep(tmp_path):
