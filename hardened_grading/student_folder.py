@@ -29,10 +29,12 @@ Names of entries are shown escaped (:func:`hardened_grading.terminal.escape`): a
 import contextlib
 import errno
 import heapq
+import importlib.machinery
 import logging
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,6 +247,39 @@ def _first_by_name(entries, count):
     return first, held[0]
 
 
+def shadowed_module(name, folder, is_folder=False):
+    """The module that the entry `name` at the top of `folder` would stand in for, for a Python started there
+    (a kernel opened on the graded notebook: ``python -m ipykernel_launcher`` puts its working folder first on
+    ``sys.path``), or None. An ``ipykernel_launcher.py`` there runs as the kernel starts, a ``numpy.py`` at
+    ``import numpy``, both as whoever opens the notebook. `is_folder`: a folder, a package if it holds an
+    ``__init__`` module (one without is no shadow: the real package comes first)."""
+    if is_folder:
+        try:
+            inside = os.listdir(os.path.join(folder, name))
+        except OSError:
+            return None
+        if not any(_module_name(entry) == "__init__" for entry in inside):
+            return None
+        module = name
+    else:
+        module = _module_name(name)
+    if not module or not module.isidentifier():
+        return None
+    if module in sys.builtin_module_names:
+        return module
+    elsewhere = [path for path in sys.path if path and os.path.abspath(path) != os.path.abspath(folder)]
+    return module if importlib.machinery.PathFinder.find_spec(module, elsewhere) is not None else None
+
+
+def _module_name(filename):
+    """The module a file of this name is, imported from its folder (``numpy.py``, ``numpy.cpython-311-....so``), or
+    None."""
+    for suffix in sorted(importlib.machinery.all_suffixes(), key=len, reverse=True):
+        if filename.endswith(suffix) and len(filename) > len(suffix):
+            return filename[:-len(suffix)]
+    return None
+
+
 def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
     """Make `folder` a new folder of the grader's own that holds its plain entries only, once the code that
     wrote it has ended; return what was left out, ``[(relative path, why)]``, each also logged.
@@ -287,6 +322,9 @@ def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
             except OSError:
                 continue  # gone meanwhile
             why = why_unsafe(status)
+            if why is None and depth == 0:
+                module = shadowed_module(entry.name, folder, stat.S_ISDIR(status.st_mode))
+                why = module and f"a stand-in for the module {module}, which a kernel started here would import"
             if why is not None:
                 if stat.S_ISLNK(status.st_mode):
                     with contextlib.suppress(OSError):

@@ -83,6 +83,8 @@ def kernel_code(kit):
             "socket.socket(socket.AF_UNIX).bind('plot.png')\n"
             "open('mine.txt', 'w').write('mine')\n"
             "open('evil.html', 'w').write('<script>a page of its own, for release_feedback</script>')\n"
+            "open('numpy.py', 'w').write('# runs in whatever kernel an instructor starts here')\n"
+            "open('ipykernel_launcher.py', 'w').write('# runs as that kernel starts')\n"
             "open('submission_secret.txt', 'w').write('a secret of its own, to be released under')\n"
             "os.link('mine.txt', 'also-mine.txt')"),
         "k-many-files": (
@@ -307,6 +309,7 @@ def test_every_entry_left_out_is_named_in_the_log(attacked):
                   "k-special-files/posenc/notes.txt in the graded folder is a FIFO",
                   "k-special-files/posenc/plot.png in the graded folder is a socket",
                   "k-special-files/posenc/mine.txt in the graded folder is a hard link",
+                  "k-special-files/posenc/numpy.py in the graded folder is a stand-in for the module numpy",
                   "beyond the limit of 1000 files",
                   "h-lms-links/posenc/grades.db is a symbolic link",
                   "h-fifo-notebook/posenc/exercises.ipynb is a FIFO",

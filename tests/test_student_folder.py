@@ -132,6 +132,22 @@ def test_a_flood_of_folders_is_capped_and_logged_in_a_few_lines(tmp_path, caplog
     assert len(caplog.records) == 21
 
 
+def test_rebuild_leaves_out_modules_that_a_kernel_started_there_would_import_in_place_of_its_own(tmp_path):
+    """The graded notebook opened live, or validated, starts a kernel in its folder, which comes first on sys.path:
+    an ipykernel_launcher.py there runs as it starts, a numpy.py at the first cell, as the instructor."""
+    folder = tmp_path / "student"
+    (folder / "json").mkdir(parents=True)
+    (folder / "json" / "__init__.py").write_text("")
+    (folder / "scratch").mkdir()  # a folder, no package: the real one would come first
+    for name in ("numpy.py", "ipykernel_launcher.py", "os.pyc", "my_helpers.py", "exercises.ipynb", "data.csv"):
+        (folder / name).write_text("")
+    (folder / "scratch" / "numpy.py").write_text("")  # not at the top: never on the kernel's path
+    left_out = dict(student_folder.rebuild(folder))
+    assert sorted(left_out) == ["ipykernel_launcher.py", "json", "numpy.py", "os.pyc"]
+    assert left_out["numpy.py"].startswith("a stand-in for the module numpy")
+    assert sorted(p.name for p in folder.iterdir()) == ["data.csv", "exercises.ipynb", "my_helpers.py", "scratch"]
+
+
 def test_rebuild_leaves_out_folders_nested_too_deep(tmp_path):
     folder = tmp_path / "student"
     deep = folder.joinpath(*["d"] * (student_folder.MAX_DEPTH + 3))
