@@ -80,6 +80,20 @@ def unprivileged():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def graded_as(who, request, name, grade, *arguments):
+    """The body of a module fixture that grades a class as `who` (one of :data:`GRADERS`): ``grade(root, user,
+    python, *arguments)`` in a new folder of its own (`name` in its name), removed afterwards. Root's run is
+    skipped when the tests do not run as root; the unprivileged grader is the ``unprivileged_grader`` fixture."""
+    if who == "root" and os.geteuid() != 0:
+        pytest.skip("grading as root needs this test to run as root (CI and make demo do)")
+    user, python = (None, sys.executable) if who == "root" else request.getfixturevalue("unprivileged_grader")
+    root = shared_folder(f"posenc-{name}-{who}-")
+    try:
+        yield grade(root, user, python, *arguments)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def hand_over(root, user, keep=()):
     """Make `user` (None: nobody) the owner of everything under `root`, but what is under the folders `keep`."""
     if user is None:

@@ -12,7 +12,6 @@ kernels, are in tests/test_channels.py.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -171,14 +170,7 @@ def processes_naming(course, seconds=30):
 def graded(request):
     """HOSTILE graded in one autograde run (its peak memory kept), then REPLAYER alone under BUDGET seconds: as root,
     and as an unprivileged user (tests/graders.py)."""
-    if request.param == "root" and os.geteuid() != 0:
-        pytest.skip("grading as root needs this test to run as root (CI and make demo do)")
-    user, python = (None, sys.executable) if request.param == "root" else request.getfixturevalue("unprivileged_grader")
-    root = graders.shared_folder(f"posenc-hostile-channels-{request.param}-")
-    try:
-        yield grade(root, user, python)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    yield from graders.graded_as(request.param, request, "hostile-channels", grade)
 
 
 def grade(root, user, python):

@@ -18,8 +18,6 @@ nothing of it, so that it can run against an engine without it (where it fails).
 
 import os
 import re
-import shutil
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -70,14 +68,7 @@ def graded(request):
     """The class graded by ``nbgrader autograde`` and then by ``posenc-grade --jobs 2 --force``, as root and as an
     unprivileged user (tests/graders.py): ``{"autograde": (text, scores), "posenc-grade": (text, scores)}``, each
     text what the grader printed (and posenc-grade's log)."""
-    if request.param == "root" and os.geteuid() != 0:
-        pytest.skip("grading as root needs this test to run as root (CI and make demo do)")
-    user, python = (None, sys.executable) if request.param == "root" else request.getfixturevalue("unprivileged_grader")
-    root = graders.shared_folder(f"posenc-hostile-output-{request.param}-")
-    try:
-        yield grade(root, user, python)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    yield from graders.graded_as(request.param, request, "hostile-output", grade)
 
 
 def grade(root, user, python):
