@@ -49,6 +49,8 @@ from posenc_course.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
+from . import graders
+
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -390,15 +392,28 @@ def test_the_graded_notebook_opened_live_and_trusted_runs_nothing(formgrader, br
     assert_honest_content_shown(seen)
 
 
-def test_the_parallel_grader_leaves_nothing_active_either(tmp_path_factory):
-    """``posenc-grade --jobs 2`` (the class grader) and ``generate_feedback``: the graded notebook holds only passive
-    output types and cleaned HTML, and the feedback page no script, its policy first (what the browser tests
-    above show of ``nbgrader autograde``'s)."""
-    course = hostile_course(tmp_path_factory.mktemp("parallel"))
-    result = subprocess.run([sys.executable, "-m", "posenc_course.grade", "posenc", "--jobs", "2", "--force"],
-                            cwd=course, env=nbgrader_env(), capture_output=True, text=True, timeout=900)
+def test_the_parallel_grader_leaves_nothing_active_either(unprivileged_grader):
+    """``posenc-grade --jobs 2`` (the class grader) and ``generate_feedback``, run as an unprivileged user (an
+    instructor on a hub, tests/graders.py): the graded notebook holds only passive output types and cleaned HTML,
+    and the feedback page no script, its policy first (what the browser tests above show of ``nbgrader
+    autograde``'s, run as this test's user)."""
+    user, python = unprivileged_grader
+    root = graders.shared_folder("posenc-inert-parallel-")
+    try:
+        check_parallel_grading(root, user, python)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def check_parallel_grading(root, user, python):
+    course = hostile_course(root / "course")
+    graders.hand_over(root, user)
+    env = nbgrader_env(PATH=f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    result = graders.as_grader(user, [python, "-m", "posenc_course.grade", "posenc", "--jobs", "2", "--force"],
+                               course, env, timeout=900)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    feedback = run_nbgrader(course, "generate_feedback", "posenc", "--force")
+    feedback = graders.as_grader(user, [python, "-m", "nbgrader", "generate_feedback", "posenc", "--force"], course,
+                                 env, timeout=900)
     assert feedback.returncode == 0, feedback.stdout[-2000:] + feedback.stderr[-2000:]
     notebook = nbformat.read(str(GRADED_NOTEBOOK(course)), as_version=4)
     outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
