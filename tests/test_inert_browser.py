@@ -30,7 +30,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -50,6 +49,7 @@ from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 from . import graders
+from .test_browser import stop_lab
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -223,16 +223,7 @@ def formgrader(graded, tmp_path_factory):
         yield type("Formgrader", (), {"base": base, "token": token, "submission": row["id"], "score": row["score"],
                                       "max_score": row["max_score"]})
     finally:
-        if server.poll() is None:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
-            os.killpg(server.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        stop_lab(server)  # as the student's JupyterLab is stopped
         server.communicate()
 
 
