@@ -13,8 +13,13 @@ library and numpy; it is also imported by the judge, for :func:`encode` and :fun
 """
 
 import base64
+import builtins
+import contextlib
 import io
 import json
+import os
+import random
+import sys
 import traceback
 import warnings
 
@@ -127,6 +132,8 @@ def answer(request, namespace, ask_judge=None):
             if "MemoryError" in replies[-1].get("types", []):
                 break
         return {"status": "ok", "replies": replies}
+    if request["op"] == "state":
+        return kernel_state()
     if request["op"] == "get":
         values = {}
         for name in request["names"]:
@@ -145,20 +152,84 @@ def answer(request, namespace, ask_judge=None):
     resolve = _resolver(namespace, ask_judge)
     args = [decode(a, resolve) for a in request["args"]]
     kwargs = {k: decode(v, resolve) for k, v in request["kwargs"]}
-    # The call runs under the test's numpy error state, and the warnings it raises go back to the
-    # judge, which raises them again where the test called: the test's filters decide, as they do
-    # when the student runs the test cell in this kernel.
-    with numpy.errstate(**_errstate(request)), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    # The call runs as it would in the test cell, run in this kernel: under the numpy error state the test has
+    # there (the kernel's own, as the judge mirrors it, with the test's changes), the kernel's warning filters
+    # with the test's own added, and, when the test set it, the test's random state, which comes back
+    # advanced. The warnings it shows go back to the judge, which shows them where the test called; what it
+    # prints, to stdout or stderr, goes back in order (ipykernel would send it after this reply).
+    printed = Printed(request.get("max_output"))
+    random_given = set_random_state(request.get("random"))
+    with numpy.errstate(**_errstate(request)), warnings.catch_warnings(record=True) as caught, printed.capturing():
+        _add_filters(request.get("filters"))
         try:
             result = function(*args, **kwargs)
         except KeyboardInterrupt:  # the judge's time limit
             raise
         except BaseException as error:  # noqa: B036  (SystemExit too: it is the student's answer)
-            return {**exception_description(error), "warnings": _warnings(caught)}
-    return {"status": "ok", "value": encode(result), "warnings": _warnings(caught),
-            "args_after": [encode(a) if isinstance(a, numpy.ndarray) else None for a in args],
-            "kwargs_after": {k: encode(v) for k, v in kwargs.items() if isinstance(v, numpy.ndarray)}}
+            reply = {**exception_description(error)}
+        else:
+            reply = {"status": "ok", "value": encode(result),
+                     "args_after": [encode(a) if isinstance(a, numpy.ndarray) else None for a in args],
+                     "kwargs_after": {k: encode(v) for k, v in kwargs.items() if isinstance(v, numpy.ndarray)}}
+    reply.update(warnings=_warnings(caught), printed=printed.chunks)
+    if random_given:
+        reply["random"] = random_state()
+    return reply
+
+
+class Printed:
+    """What a call prints, on ``sys.stdout`` and ``sys.stderr``, as ``[[stream name, text], ...]`` in order (one
+    chunk per run of one stream), up to `limit` characters in all; a last line says how much more there was."""
+
+    def __init__(self, limit=None):
+        self.chunks, self.size, self.dropped = [], 0, 0
+        self.limit = limit if isinstance(limit, int) and limit > 0 else 1024 * 1024
+
+    def write(self, name, text):
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        kept = text[:max(0, self.limit - self.size)]
+        self.size += len(kept)
+        self.dropped += len(text) - len(kept)
+        if kept:
+            if self.chunks and self.chunks[-1][0] == name:
+                self.chunks[-1][1] += kept
+            else:
+                self.chunks.append([name, kept])
+        return len(text)
+
+    @contextlib.contextmanager
+    def capturing(self):
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _Stream(self, "stdout"), _Stream(self, "stderr")
+        try:
+            yield self
+        finally:
+            sys.stdout, sys.stderr = saved
+            if self.dropped:
+                self.chunks.append(["stdout", f"\n[{self.dropped:,} more characters printed by this call were "
+                                              "dropped: the grader keeps the first "
+                                              f"{self.limit // 1024:,} KiB (c.ResilientExecute.max_output_kb)]\n"])
+                self.dropped = 0
+
+
+class _Stream(io.TextIOBase):
+    """``sys.stdout`` or ``sys.stderr`` during a call: what is written goes to a :class:`Printed`."""
+
+    def __init__(self, printed, name):
+        super().__init__()
+        self._printed, self.name = printed, name
+
+    encoding, errors = "utf-8", "strict"
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        return self._printed.write(self.name, text)
+
+    def isatty(self):
+        return False
 
 
 ERRSTATE_KINDS = ("divide", "over", "under", "invalid")
@@ -169,6 +240,66 @@ def _errstate(request):
     """The numpy error state the test had at the call (``numpy.geterr()`` on the judge's side)."""
     given = request.get("errstate") or {}
     return {k: v for k, v in given.items() if k in ERRSTATE_KINDS and v in ERRSTATE_ACTIONS}
+
+
+def _add_filters(filters):
+    """Put the test's own warning filters (``[[action, message, category, module, lineno], ...]``, the first
+    first) in front of the kernel's, as a ``warnings.filterwarnings`` in the test cell would."""
+    for action, message, category, module, lineno in reversed(filters or []):
+        found = warning_category(category)
+        if action in FILTER_ACTIONS and found is not None:
+            warnings.filterwarnings(action, message or "", found, module or "", int(lineno or 0))
+
+
+FILTER_ACTIONS = ("error", "ignore", "always", "default", "module", "once")
+
+
+def warning_category(name):
+    """The warning class called `name`: Python's own, or numpy's (``numpy.exceptions``); None for another."""
+    found = getattr(builtins, name, None) if isinstance(name, str) else None
+    if found is None and isinstance(name, str):
+        found = getattr(getattr(numpy, "exceptions", None), name, None)
+    return found if isinstance(found, type) and issubclass(found, Warning) else None
+
+
+def _numpy_printoptions():
+    """numpy's print options that can cross as JSON (a ``formatter`` function cannot)."""
+    return {k: v for k, v in numpy.get_printoptions().items() if v is None or type(v) in (bool, int, float, str)}
+
+
+def kernel_state():
+    """What a test cell, run in this kernel, would run under: numpy's error state and print options, the working
+    folder, and where warnings show (``"stderr"``: Python's own ``warnings.showwarning``; ``"stdout"``: one the
+    notebook set, as this course's set-up does)."""
+    return {"status": "ok", "errstate": numpy.geterr(), "printoptions": _numpy_printoptions(), "cwd": os.getcwd(),
+            "warnings_to": "stderr" if warnings.showwarning is getattr(warnings, "_showwarning_orig", None)
+            else "stdout"}
+
+
+def random_state():
+    """numpy's global (legacy) random state and Python's ``random``'s, as JSON."""
+    name, keys, position, has_gauss, cached = numpy.random.get_state()
+    version, internal, gauss_next = random.getstate()
+    return {"numpy": [name, encode(keys), int(position), int(has_gauss), float(cached)],
+            "python": [version, list(internal), gauss_next]}
+
+
+def set_random_state(state):
+    """Set numpy's global random state and Python's ``random``'s from :func:`random_state`'s description;
+    return whether it was given (and valid)."""
+    if not isinstance(state, dict):
+        return False
+    try:
+        name, keys, position, has_gauss, cached = state["numpy"]
+        keys = decode(keys)
+        version, internal, gauss_next = state["python"]
+        numpy.random.set_state((str(name), numpy.asarray(keys, dtype=numpy.uint32), int(position), int(has_gauss),
+                                float(cached)))
+        random.setstate((int(version), tuple(int(i) for i in internal),
+                         None if gauss_next is None else float(gauss_next)))
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _warnings(caught, limit=20):

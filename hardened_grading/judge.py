@@ -25,6 +25,7 @@ import io
 import json
 import linecache
 import os
+import random
 import re
 import traceback
 import warnings
@@ -165,14 +166,31 @@ def cell_label(name):
 
 
 def _call_key(request):
-    """What identifies a call: the function, its arguments as sent, and the numpy error state."""
-    return json.dumps([request["name"], request["args"], request["kwargs"], request.get("errstate")])
+    """What identifies a call: the function, its arguments as sent, the numpy error state and the test's warning
+    filters."""
+    return json.dumps([request["name"], request["args"], request["kwargs"], request.get("errstate"),
+                       request.get("filters")])
 
 
-def _call_request(name, args, kwargs, encode):
-    """The request for a call of the answer function `name`, made under the current numpy error state."""
+def _call_request(name, args, kwargs, encode, base_filters=()):
+    """The request for a call of the answer function `name`, made under the current numpy error state and with
+    the warning filters the test added to `base_filters` (:func:`test_filters`)."""
     return {"op": "call", "name": name, "args": [encode(a) for a in args],
-            "kwargs": [[k, encode(v)] for k, v in kwargs.items()], "errstate": numpy.geterr()}
+            "kwargs": [[k, encode(v)] for k, v in kwargs.items()], "errstate": numpy.geterr(),
+            "filters": test_filters(base_filters)}
+
+
+def test_filters(base):
+    """The warning filters in force that the test added in front of `base` (the filters its cell started with), as
+    ``[[action, message, category name, module, lineno], ...]``: those whose category crosses to the kernel
+    (:func:`hardened_grading.agent.warning_category`)."""
+    current = list(warnings.filters)
+    added = current[:len(current) - len(base)] if base and current[len(current) - len(base):] == list(base) \
+        else [f for f in current if f not in base]
+    return [[action, getattr(message, "pattern", message) or "", category.__name__,
+             getattr(module, "pattern", module) or "", lineno]
+            for action, message, category, module, lineno in added
+            if agent.warning_category(category.__name__) is category]
 
 
 def _raise_again(reported):
@@ -206,14 +224,17 @@ def predicted_calls(source, reference, functions):
                 if callable(value) and not isinstance(value, (numpy.ndarray, numpy.generic)):
                     raise _PassesAFunction
                 return agent.encode(value)
-            calls.append(_call_request(name, args, kwargs, encode))
+            calls.append(_call_request(name, args, kwargs, encode, base))
             return reference[name](*args, **kwargs)
         return record
 
     namespace = dict(reference)
     namespace.update({name: recorder(name) for name in functions if name in reference})
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                warnings.catch_warnings():
+            warnings.simplefilter("default")  # as :meth:`Judge.run` starts a cell
+            base = list(warnings.filters)
             exec(compile(source, "<predicted calls>", "exec"), namespace)
     except (Exception, _PassesAFunction):
         pass
@@ -404,11 +425,20 @@ def score_of(checks, points):
 class Judge:
     """Runs test cells here, with `ask(request) -> reply` reaching the kernel."""
 
-    def __init__(self, ask):
+    def __init__(self, ask, folder=None, max_output=None):
         self._ask_kernel = ask
         self._callbacks = []
         self._prefetched = []  # (call key, reply) of predicted calls, in order
+        self._base_filters = []  # the warning filters the cell started with (:func:`test_filters`)
+        self._random_synced = None  # the random states last made the kernel's and this process's alike
+        #: the notebook's folder, where the kernel runs: a test's relative paths lead there, or where the
+        #: kernel's code moved its working folder inside it
+        self.folder = folder
+        #: characters of what the submission's code prints that a cell keeps (``ResilientExecute.max_output_kb``)
+        self.max_output = max_output or 1024 * 1024
         self.checks = []  # the last cell's checks (:class:`Check`), as :meth:`run` left them
+        #: what the last cell printed, its own lines and the submission's calls', ``[[stream name, text], ...]``
+        self.streams = []
         #: the value of the last cell's last statement when it is an expression (None otherwise), which
         #: IPython would show as the cell's result: a number there is nbgrader's partial credit
         self.result = None
@@ -449,15 +479,23 @@ class Judge:
 
     def call(self, name, args, kwargs):
         callbacks_before = len(self._callbacks)
-        request = _call_request(name, args, kwargs, self._encode)
+        request = _call_request(name, args, kwargs, self._encode, self._base_filters)
         # A function of the tests among the arguments: the kernel must run the request as a cell
         # (:func:`kernel_code`), the only way it can ask for that function's results.
         request["passes_callbacks"] = len(self._callbacks) > callbacks_before
-        if self._prefetched and self._prefetched[0][0] == _call_key(request):
+        # The test seeded numpy's or Python's global random generator, or drew from it: the kernel draws on from
+        # there, as it would in the test cell run in the kernel, and this process on from where the call left it.
+        # A test that never touches them leaves the kernel's own (and this process's out of the student's reach).
+        if _random_fingerprint() != self._random_synced:
+            request["random"] = agent.random_state()
+        if self._prefetched and self._prefetched[0][0] == _call_key(request) and "random" not in request:
             reply = self._checked(self._prefetched.pop(0)[1])
         else:  # not the call an honest submission gets here: ask for it, and for all that follow
             self._prefetched = []
             reply = self._ask(request)
+        if "random" in request and agent.set_random_state(reply.get("random")):
+            self._random_synced = _random_fingerprint()
+        self._printed(reply.get("printed"))
         _raise_again(reply.get("warnings", []))
         if reply["status"] == "raised":
             raise _student_exception(name, reply)
@@ -465,6 +503,39 @@ class Judge:
                               *((kwargs[k], v) for k, v in reply.get("kwargs_after", {}).items() if k in kwargs)]:
             _mirror_mutation(before, after)
         return self._decode(reply["value"])
+
+    def _printed(self, chunks):
+        """Keep what a call printed (``[[stream name, text], ...]``), after what the cell printed before it, within
+        :attr:`max_output` characters in all."""
+        for chunk in chunks if isinstance(chunks, list) else []:
+            if not (isinstance(chunk, list) and len(chunk) == 2 and chunk[0] in ("stdout", "stderr")
+                    and isinstance(chunk[1], str)):
+                continue
+            _append(self.streams, chunk[0], chunk[1], self.max_output)
+
+    def _kernel_state(self, reply):
+        """The kernel's state the cell runs under (:func:`hardened_grading.agent.kernel_state`), checked: the
+        kernel's word is not trusted, so only known settings of known types are taken."""
+        reply = reply if isinstance(reply, dict) else {}
+        errstate = reply.get("errstate") if isinstance(reply.get("errstate"), dict) else {}
+        errstate = {k: v for k, v in errstate.items() if k in agent.ERRSTATE_KINDS and v in agent.ERRSTATE_ACTIONS}
+        options = reply.get("printoptions") if isinstance(reply.get("printoptions"), dict) else {}
+        options = {k: v for k, v in options.items() if k in PRINT_OPTION_TYPES and isinstance(v, PRINT_OPTION_TYPES[k])
+                   and not (isinstance(v, str) and len(v) > 40) and not (type(v) is int and not 0 <= v < 2**31)}
+        try:
+            with numpy.printoptions(**options):
+                pass
+        except (TypeError, ValueError):
+            options = {}
+        folder = None
+        cwd = reply.get("cwd")
+        if self.folder and isinstance(cwd, str) and os.path.isabs(cwd):
+            inside = os.path.realpath(cwd)
+            if os.path.commonpath([inside, os.path.realpath(self.folder)]) == os.path.realpath(self.folder) \
+                    and os.path.isdir(inside):
+                folder = inside
+        return {"errstate": errstate, "printoptions": options, "folder": folder,
+                "warnings_to": "stdout" if reply.get("warnings_to") == "stdout" else "stderr"}
 
     def fetch(self, names):
         """The kernel's values of `names` (those it defines), functions as KernelFunctions."""
@@ -487,24 +558,23 @@ class Judge:
         namespace = dict(setup)
         names = free_names(source, setup)
         statements, self.checks = routed_checks(source)
-        self.result = None
+        self.result, self.streams = None, []
         namespace[RECORD] = self._record
         linecache.cache[label] = (len(source), None, source.splitlines(True), label)  # lines in tracebacks
-        stdout = io.StringIO()
         first_error = None
+        state = self._kernel_state({})
         with warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter("default")  # as IPython shows them: once per place
+            self._base_filters, self._random_synced = list(warnings.filters), _random_fingerprint()
             try:
                 namespace.update({name: KernelFunction(name, self) for name in names if name in functions})
                 namespace.update(self.fetch([name for name in names if name not in functions]))
-                if predicted:
-                    try:  # too large a batch (answers over max_reply_kb in all): every call is asked on its own
-                        replies = self._ask({"op": "batch", "calls": list(predicted)}).get("replies") or []
-                    except ReplyTooLarge:
-                        replies = []
-                    self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies)
-                                        if isinstance(reply, dict) and "status" in reply]
-                with contextlib.redirect_stdout(stdout), numpy.printoptions(**setup.get(PRINT_OPTIONS, {})):
+                state = self._kernel_state(self._begin(predicted))
+                # The cell runs as in the kernel: under the numpy error state and print options the student's
+                # code left there, in the folder the kernel is in (when it is the notebook's or one inside it).
+                with contextlib.redirect_stdout(_StreamTo(self, "stdout")), numpy.errstate(**state["errstate"]), \
+                        numpy.printoptions(**{**setup.get(PRINT_OPTIONS, {}), **state["printoptions"]}), \
+                        _working_folder(state["folder"]):
                     for number, statement in enumerate(statements):
                         try:
                             if number == len(statements) - 1 and isinstance(statement, ast.Expr):
@@ -531,8 +601,34 @@ class Judge:
         for check in self.checks:
             if check.passed is None:  # written in a branch or a function that never ran
                 check.passed = True
+        if shown:  # where the kernel shows warnings: on stderr, unless the notebook's code sent them elsewhere
+            _append(self.streams, state["warnings_to"], _shown(shown), self.max_output)
         error = _error_output(first_error, label) if first_error is not None else None
-        return stdout.getvalue() + _shown(shown), error
+        return "".join(text for name, text in self.streams if name == "stdout"), error
+
+    def _begin(self, predicted):
+        """Ask the kernel for its state (:func:`hardened_grading.agent.kernel_state`) and, in the same round trip,
+        for the replies to the `predicted` calls (kept for :meth:`call`); return the state's reply."""
+        self._prefetched = []
+        try:  # too large a batch (answers over max_reply_kb in all): every call is asked on its own
+            replies = self._ask({"op": "batch", "calls": [{"op": "state"}, *predicted]}).get("replies") or [] \
+                if predicted else [self._ask({"op": "state"})]
+        except ReplyTooLarge:
+            replies = []
+        except Abort:
+            raise
+        except Exception:  # a kernel that cannot say: the cell runs under this process's state
+            return {}
+        if not replies:
+            try:
+                replies = [self._ask({"op": "state"})]
+            except Abort:
+                raise
+            except Exception:
+                return {}
+        self._prefetched = [(_call_key(call), reply) for call, reply in zip(predicted, replies[1:])
+                            if isinstance(reply, dict) and "status" in reply]
+        return replies[0]
 
     def _record(self, index, check):
         """Run check number `index` (``check()`` calls the helper) and record how it went."""
@@ -554,6 +650,64 @@ class Judge:
         for check in self.checks:
             if check.passed is None and statement in (None, check.statement):
                 check.fail(message)
+
+
+def _append(streams, name, text, limit):
+    """Add `text` to stream `name` at the end of `streams` (``[[name, text], ...]``), within `limit` characters
+    in all; the first text past it says what was dropped."""
+    size = sum(len(t) for _, t in streams)
+    if size >= limit:
+        if not (streams and streams[-1][1].endswith(_DROPPED)):
+            streams.append(["stdout", f"\n[more output was dropped: a test cell keeps {limit // 1024:,} KiB of what "
+                                      f"it prints{_DROPPED}"])
+        return
+    text = text[:limit - size]
+    if streams and streams[-1][0] == name:
+        streams[-1][1] += text
+    elif text:
+        streams.append([name, text])
+
+
+_DROPPED = " (c.ResilientExecute.max_output_kb)]\n"
+
+
+class _StreamTo(io.TextIOBase):
+    """A test cell's ``sys.stdout`` while it is judged: what it prints joins the judge's :attr:`Judge.streams`."""
+
+    def __init__(self, the_judge, name):
+        super().__init__()
+        self._judge, self.name = the_judge, name
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        _append(self._judge.streams, self.name, str(text), self._judge.max_output)
+        return len(text)
+
+
+@contextlib.contextmanager
+def _working_folder(folder):
+    """Work in `folder` meanwhile (nothing changes when it is None)."""
+    if not folder:
+        yield
+        return
+    previous = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
+def _random_fingerprint():
+    """What identifies the state of numpy's global random generator and Python's ``random``, cheaply."""
+    name, keys, position, has_gauss, cached = numpy.random.get_state()
+    return hash((keys.tobytes(), position, has_gauss, cached, random.getstate()))
+
+
+PRINT_OPTION_TYPES = {"precision": int, "threshold": int, "edgeitems": int, "linewidth": int, "suppress": bool,
+                      "nanstr": str, "infstr": str, "sign": str, "floatmode": str, "legacy": (bool, str, int)}
 
 
 def _shown(caught):

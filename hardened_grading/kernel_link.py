@@ -84,16 +84,15 @@ class KernelLink:
         def ask(request):
             return asyncio.run_coroutine_threadsafe(self.ask(request, run), loop).result()
 
-        the_judge = judge.Judge(ask)
+        the_judge = judge.Judge(ask, folder, getattr(self._client, "max_output_kb", 1024) * 1024)
         run.answer_callback = the_judge.answer_callback
         cell.outputs, cell.execution_count = [], None
         try:
             stdout, error = await asyncio.to_thread(judge.in_folder, folder, the_judge.run, cell.source, namespace,
                                                     judge.cell_label(grade_id(cell)), functions, predict(cell.source))
         except judge.Abort as abort:
-            cell.outputs.extend(inert(run.printed))
-            record_verdict(cell, the_judge.checks, "", None, abort=f"{abort.ename}: {abort.message}",
-                           per_check=per_check)
+            record_verdict(cell, the_judge.checks, inert(run.printed) + the_judge.streams, None,
+                           abort=f"{abort.ename}: {abort.message}", per_check=per_check)
             raise
         except Exception as problem:  # not the test's own failure: this cell fails, grading goes on
             self._client.log.error("hardened_grading: test cell %s could not be judged: %r", grade_id(cell), problem)
@@ -101,9 +100,8 @@ class KernelLink:
                                  "evalue": f"the tests could not be run ({type(problem).__name__}: {problem})"}
             for check in the_judge.checks:
                 check.fail("not run: the tests could not be run")
-        cell.outputs.extend(inert(run.printed))
-        record_verdict(cell, the_judge.checks, stdout, error, per_check=per_check,
-                       result=None if error else the_judge.result)
+        record_verdict(cell, the_judge.checks, inert(run.printed) + (the_judge.streams or [["stdout", stdout]]), error,
+                       per_check=per_check, result=None if error else the_judge.result)
 
     async def ask(self, request, run):
         """Carry out one request of the judge in the kernel; return the agent's reply."""
@@ -221,21 +219,23 @@ def reply_too_large(size, limit):
 
 
 def inert(outputs):
-    """What the kernel printed in a judged test cell, as outputs nbgrader cannot read as a score: text on
-    standard output only (no error, no result, no standard error, which nbgrader reads as 0 points, and no
-    display id a later message could update). The cell's score is the judge's alone."""
+    """What the kernel printed in a judged test cell (outside the calls, which bring their own: the agent's cell, a
+    message sent straight to the grader), as ``[[stream name, text], ...]`` that nbgrader cannot read as a score:
+    text on stdout or stderr, as printed (stderr fails the cell, as in nbgrader: :func:`record_verdict`), and
+    every other output as text on stdout (no error, no result, and no display id a later message could update).
+    The cell's score is otherwise the judge's alone."""
     kept = []
     for output in outputs:
-        text = output.get("text") if output.get("output_type") == "stream" else \
-            (output.get("data") or {}).get("text/plain")
+        stream = output.get("output_type") == "stream"
+        text = output.get("text") if stream else (output.get("data") or {}).get("text/plain")
         if isinstance(text, list):
             text = "".join(text)
         if isinstance(text, str) and text:
-            kept.append(nbformat.v4.new_output("stream", name="stdout", text=text))
+            kept.append(["stderr" if stream and output.get("name") == "stderr" else "stdout", text])
     return kept
 
 
-def record_verdict(cell, checks, stdout, error, abort=None, per_check=True, result=None):
+def record_verdict(cell, checks, printed, error, abort=None, per_check=True, result=None):
     """Give a judged test cell its outputs and score, from its checks (:class:`judge.Check`).
 
     All checks passed: only what the cell printed (silence means passed). Some failed: a summary of
@@ -246,6 +246,10 @@ def record_verdict(cell, checks, stdout, error, abort=None, per_check=True, resu
     Without `per_check`, the cell scores all its points, or none when it raised or the kernel gave out.
     `result`, the value of the cell's last expression when it passed, is its result as IPython shows it: a
     number there is the cell's own partial credit, as stock nbgrader reads it.
+
+    `printed` is what the cell printed: text on stdout, or ``[[stream name, text], ...]`` in order
+    (:attr:`judge.Judge.streams`: the test's own lines and what the submission's code printed while the test
+    called it). Anything on stderr fails the cell, 0 points, as nbgrader fails a test cell that writes there.
     """
     points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
     failed = [check for check in checks if not check.passed]
@@ -253,9 +257,22 @@ def record_verdict(cell, checks, stdout, error, abort=None, per_check=True, resu
         score = judge.score_of(checks, points)
     else:  # all or nothing, as stock nbgrader scores a test cell: it fails when it raises
         score = 0.0 if error or abort else points
+    streams = printed if isinstance(printed, list) else [["stdout", printed]] if printed else []
+    on_stderr = any(name == "stderr" and text for name, text in streams)
+    if on_stderr:
+        score = 0.0
     cell.metadata[META] = {"checks": [check.as_dict() for check in checks], "score": score, "points": points}
-    if stdout:
-        cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=stdout))
+    for name, text in streams:
+        if text:
+            cell.outputs.append(nbformat.v4.new_output("stream", name=name, text=text))
+    if on_stderr:
+        cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=(
+            "This cell scores 0: something was written to standard error while its tests ran (above), and "
+            "nbgrader fails a test cell that writes there, as Validate does. Print to standard output instead, "
+            "or remove the print.\n")))
+        if error is not None:
+            cell.outputs.append(nbformat.v4.new_output(**error))
+        return
     if not failed and error is None and abort is None:
         if result is not None:
             shown = nbformat.v4.new_output("execute_result", data={"text/plain": repr(result)}, execution_count=None)

@@ -57,13 +57,14 @@ def display(text, display_id=None, msg_type="display_data", parent="request-1"):
     return message(msg_type, content, parent)
 
 
-def judged_verdict(cell, passed=(True, False)):
-    """The judge's verdict on `cell`: its checks, one passed and one failed by default (half its points)."""
+def judged_verdict(cell, passed=(True, False), printed=""):
+    """The judge's verdict on `cell`: its checks, one passed and one failed by default (half its points), after
+    `printed` (:func:`record_verdict`)."""
     checks = judge.routed_checks(cell.source)[1]
     for check, ok in zip(checks, passed):
         check.passed = ok
         check.message = "" if ok else "f(2): expected 3, got 2"
-    record_verdict(cell, checks, "", None, per_check=True)
+    record_verdict(cell, checks, printed, None, per_check=True)
 
 
 def recorded(cell):
@@ -105,26 +106,34 @@ def test_without_trusted_tests_a_display_update_works_as_in_stock_nbgrader():
 
 
 def test_what_the_kernel_printed_in_a_judged_cell_cannot_be_read_as_a_score():
-    """Standard error (nbgrader: 0 points), an error and a result forged through the kernel's session: all kept as
-    plain text on standard output, so the score is the judge's."""
-    printed = [nbformat.v4.new_output("stream", name="stderr", text="a warning of the student's\n"),
+    """An error and a result forged through the kernel's session, and a display: all kept as plain text on standard
+    output, so the score is the judge's."""
+    printed = [nbformat.v4.new_output("stream", name="stdout", text="a note of the student's\n"),
                nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=[]),
                nbformat.v4.new_output("execute_result", data={"text/plain": "0"}, execution_count=1),
                nbformat.from_dict({"output_type": "display_data", "data": {"text/plain": "9"}, "metadata": {},
                                    "transient": {"display_id": "x"}})]
     cell = notebook().cells[1]
-    cell.outputs = inert(printed)
-    judged_verdict(cell, passed=(True, True))
-    assert [(o.output_type, o.get("name")) for o in cell.outputs] == [("stream", "stdout")] * 3
+    judged_verdict(cell, passed=(True, True), printed=inert(printed))
+    assert [(o.output_type, o.get("name")) for o in cell.outputs] == [("stream", "stdout")] * 3  # an error has no text
     assert recorded(cell) == engine_meta(cell)["score"] == TEST_POINTS
 
 
 @pytest.mark.parametrize("passed", [(True, True), (True, False), (False, False)])
 def test_the_recorded_score_is_the_judges_verdict(passed):
     cell = notebook().cells[1]
-    cell.outputs = inert([nbformat.v4.new_output("stream", name="stderr", text="noise\n")])
-    judged_verdict(cell, passed)
+    judged_verdict(cell, passed, printed=inert([nbformat.v4.new_output("stream", name="stdout", text="noise\n")]))
     assert recorded(cell) == engine_meta(cell)["score"] == TEST_POINTS * sum(passed) / 2
+
+
+@pytest.mark.parametrize("passed", [(True, True), (True, False)])
+def test_anything_on_standard_error_fails_the_cell_as_in_nbgrader(passed):
+    """What the submission wrote to stderr while the tests ran (a debug print, a raw message) stays on stderr, and
+    the cell scores 0, as nbgrader's own run and Validate fail it; a line says why."""
+    cell = notebook().cells[1]
+    judged_verdict(cell, passed, printed=inert([nbformat.v4.new_output("stream", name="stderr", text="debug\n")]))
+    assert cell.outputs[0].name == "stderr" and "standard error" in cell.outputs[1].text
+    assert recorded(cell) == engine_meta(cell)["score"] == 0
 
 
 # Outputs of every kind, updates included ---------------------------------------------------------------
@@ -243,7 +252,8 @@ def test_a_batch_too_large_is_asked_call_by_call():
     stdout, error = judge.Judge(ask).run("out = [double(1), double(2)]\nresults.extend(out)",
                                          {"results": (results := [])}, "<t>", functions={"double"},
                                          predicted=predicted)
-    assert error is None and asked == ["batch", "call", "call"] and results == [2, 4]
+    # the state the batch would have brought is asked on its own
+    assert error is None and asked == ["batch", "state", "call", "call"] and results == [2, 4]
 
 
 def test_the_grader_buffers_a_bounded_number_of_messages_each_of_bounded_size():

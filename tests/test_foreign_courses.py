@@ -229,7 +229,96 @@ SHAPES = Course(name="shapes", make=make_shapes_course, submissions=dict.fromkey
                 config='c.IncludeHeaderFooter.header = "source/header.ipynb"\n'
                        'c.IncludeHeaderFooter.footer = "source/footer.ipynb"')
 
-COURSES = {course.name: course for course in (USER_GUIDE, APPS_FILES, SHAPES)}
+
+# A course written here whose students change their kernel's state: the verdict is a plain run's ---------------
+
+#: The set-up cell of ``faithful``: warnings show on standard output, as this course's own notebooks have them.
+FAITHFUL_SETUP = """import os
+import random
+import sys
+import warnings
+
+import numpy as np
+
+
+def _on_stdout(message, category, filename, lineno, file=None, line=None):
+    sys.stdout.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+warnings.showwarning = _on_stdout"""
+
+#: ``faithful``'s exercises: (grade id, reference answer, test cell). Each test reads a piece of the kernel's
+#: state that a student's code can change: numpy's error state (softmax underflows), the warning filters (an
+#: empty mean warns; a test that silences it), the global random generators a test seeds, numpy's print options,
+#: the working folder, and what an answer prints, to stdout or stderr.
+FAITHFUL_EXERCISES = [
+    ("softmax", "def softmax(x):\n    e = np.exp(x - np.max(x))\n    return e / e.sum()",
+     "assert np.allclose(softmax(np.array([0.0, 0.0])), [0.5, 0.5])\n### BEGIN HIDDEN TESTS\n"
+     "assert np.allclose(softmax(np.array([-1000.0, 0.0])), [0.0, 1.0])\n### END HIDDEN TESTS"),
+    ("mean_of", "def mean_of(x):\n    return float(np.mean(x))",
+     "assert mean_of(np.array([1.0, 3.0])) == 2.0\nassert np.isnan(mean_of(np.array([])))"),
+    ("mean_of_quiet", None,
+     "with warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n    assert np.isnan(mean_of(np.array([])))"),
+    ("jitter", "def jitter(x, scale=0.1):\n    return x + scale * np.random.normal(size=np.shape(x))",
+     "np.random.seed(3)\ngot = jitter(np.zeros(4))\nnp.random.seed(3)\nassert np.allclose(got, 0.1 * np.random.normal(size=4))\n"
+     "after = np.random.normal()\nnp.random.seed(3)\nnp.random.normal(size=4)\nassert after == np.random.normal()"),
+    ("pick", "def pick(items):\n    return random.choice(items)",
+     "random.seed(5)\ngot = [pick('abcdef') for _ in range(5)]\nrandom.seed(5)\n"
+     "assert got == [random.choice('abcdef') for _ in range(5)]"),
+    ("describe", "def describe(x):\n    return f'x = {x}'",
+     "x = np.array([1 / 3, 2 / 3])\nassert describe(x) == f'x = {x}', describe(x)"),
+    ("save", "def save(text, name='answer.txt'):\n    with open(name, 'w') as file:\n        file.write(text)",
+     "save('hello')\nwith open('answer.txt') as file:\n    assert file.read() == 'hello'"),
+    ("shout", "def shout(word):\n    return word.upper()",
+     "assert shout('a') == 'A'\nassert [shout(w) for w in 'bc'] == ['B', 'C']"),
+]
+
+#: ``faithful``'s students: ``{student: (a cell they add below the set-up cell, {grade id: their answer})}``.
+FAITHFUL_STUDENTS = {
+    "right": ("", {}),
+    "numpy-raises": ("np.seterr(all='raise')", {}),
+    "warnings-raise": ("warnings.simplefilter('error')", {}),
+    "print-options": ("np.set_printoptions(precision=3)", {}),
+    "moved-folder": ("os.makedirs('work', exist_ok=True)\nos.chdir('work')", {}),
+    "prints-stdout": ("", {"shout": "def shout(word):\n    print('debug: shout', word)\n    return word.upper()"}),
+    "prints-stderr": ("", {"shout": "def shout(word):\n    print('debug: shout', word, file=sys.stderr)\n"
+                                    "    return word.upper()"}),
+}
+
+
+def faithful_notebook(answers=None, habit=""):
+    """The notebook of ``faithful``: the source (`answers` None) or a student's (their `answers` by grade id, the
+    rest the reference's; their `habit` cell below the set-up; no hidden tests)."""
+    cells = [_cell("code", FAITHFUL_SETUP, grade_id="setup", locked=True)]
+    if habit:
+        cells.append(nbformat.v4.new_code_cell(habit))
+    for name, answer, test in FAITHFUL_EXERCISES:
+        if answer is not None:
+            if answers is None:
+                body = answer.split("\n", 1)
+                cells.append(_cell("code", f"{body[0]}\n    ### BEGIN SOLUTION\n{body[1]}\n    ### END SOLUTION",
+                                   grade_id=name, solution=True))
+            else:
+                cells.append(_cell("code", answers.get(name, answer), grade_id=name, solution=True))
+        if answers is not None:
+            test = test.split("\n### BEGIN HIDDEN TESTS")[0]
+        cells.append(_cell("code", test, grade_id=f"{name}_test", grade=True, locked=True, points=1))
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def make_faithful_course(folder):
+    """Write the course ``faithful`` (one notebook, ``ps1/state.ipynb``) and its students into `folder`."""
+    (folder / "source" / "ps1").mkdir(parents=True)
+    nbformat.write(faithful_notebook(), str(folder / "source" / "ps1" / "state.ipynb"))
+    for student, (habit, answers) in FAITHFUL_STUDENTS.items():
+        (folder / "submitted" / student / "ps1").mkdir(parents=True)
+        nbformat.write(faithful_notebook(answers, habit), str(folder / "submitted" / student / "ps1" / "state.ipynb"))
+
+
+#: A course whose students change their kernel's state (FAITHFUL_STUDENTS): each scores what stock gives it.
+FAITHFUL = Course(name="faithful", config="", make=make_faithful_course, submissions=dict.fromkeys(FAITHFUL_STUDENTS))
+
+COURSES = {course.name: course for course in (USER_GUIDE, APPS_FILES, SHAPES, FAITHFUL)}
 SUBMISSIONS = [pytest.param(course, student, id=f"{course.name}/{student}")
                for course in COURSES.values() for student in course.students]
 
@@ -446,3 +535,20 @@ def test_engine_keeps_the_files_stock_keeps(graded, course, student, flavour):
     for name, path in stock.items():
         if path.suffix != ".ipynb":
             assert engine[name].read_bytes() == path.read_bytes(), f"{name} differs"
+
+
+def _printed_by_shout(graded, student):
+    """``[(stream name, line), ...]`` of what ``faithful``'s ``shout`` printed, in `student`'s graded notebook."""
+    notebook = nbformat.read(graded.folder / "autograded" / student / FAITHFUL.assignment / "state.ipynb", as_version=4)
+    return [(output.name, line) for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
+            if output.output_type == "stream" for line in output.text.splitlines() if "debug: shout" in line]
+
+
+@pytest.mark.parametrize("flavour", ENGINES)
+@pytest.mark.parametrize("student", ["prints-stdout", "prints-stderr"])
+def test_what_an_answer_prints_while_tested_is_in_the_graded_notebook_as_stock_has_it(graded, student, flavour):
+    """What the student's function prints while a test calls it reaches the graded notebook, on its own stream and
+    in order, as in stock's: the trusted judge once lost it all (the kernel sent it after the call's reply)."""
+    stock = _printed_by_shout(graded["faithful", "stock"], student)
+    assert [line for _, line in stock] == ["debug: shout a", "debug: shout b", "debug: shout c"], stock
+    assert _printed_by_shout(graded["faithful", flavour], student) == stock

@@ -178,10 +178,12 @@ def test_the_tests_warning_filters_and_numpy_error_state_reach_the_call(source, 
     """A test cell means the same in the judge as in the student's kernel: its warning filters and
     np.errstate apply to the student's function, whether its calls are predicted or not."""
     for predicted in ([], judge.predicted_calls(source, {"f": function, "np": np}, {"f"})):
-        stdout, error = judge.Judge(_in_process_kernel(f=function)).run(
-            source, {"np": np}, "<test cell t>", functions={"f"}, predicted=predicted)
+        the_judge = judge.Judge(_in_process_kernel(f=function))
+        stdout, error = the_judge.run(source, {"np": np}, "<test cell t>", functions={"f"}, predicted=predicted)
         assert (error and error["ename"]) == ename, error
-        assert shown in stdout and bool(shown) == bool(stdout), stdout
+        # shown where the kernel shows warnings: on stderr, Python's own warnings.showwarning here
+        printed = "".join(text for name, text in the_judge.streams if name == "stderr")
+        assert shown in printed and bool(shown) == bool(printed) and not stdout, the_judge.streams
 
 
 # Partial credit: what each check of a test cell scores -----------------------------------------------
