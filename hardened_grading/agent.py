@@ -200,8 +200,12 @@ class Printed:
 
     @contextlib.contextmanager
     def capturing(self):
+        """Take what is written to ``sys.stdout`` and ``sys.stderr`` meanwhile, each on the stream it is the
+        kernel's (ipykernel's ``OutStream``) for: one the notebook pointed elsewhere (``sys.stderr = sys.stdout``,
+        a file) is left as it is, as in a plain run."""
         saved = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = _Stream(self, "stdout"), _Stream(self, "stderr")
+        sys.stdout, sys.stderr = (_Stream(self, _stream_name(stream)) if _stream_name(stream) else stream
+                                  for stream in saved)
         try:
             yield self
         finally:
@@ -211,6 +215,12 @@ class Printed:
                                               "dropped: the grader keeps the first "
                                               f"{self.limit // 1024:,} KiB (c.ResilientExecute.max_output_kb)]\n"])
                 self.dropped = 0
+
+
+def _stream_name(stream):
+    """``"stdout"`` or ``"stderr"`` when `stream` is the kernel's own for it (ipykernel's ``OutStream``), else None."""
+    name = getattr(stream, "name", None)
+    return name if type(stream).__name__ == "OutStream" and name in ("stdout", "stderr") else None
 
 
 class _Stream(io.TextIOBase):

@@ -283,6 +283,9 @@ FAITHFUL_STUDENTS = {
     "prints-stdout": ("", {"shout": "def shout(word):\n    print('debug: shout', word)\n    return word.upper()"}),
     "prints-stderr": ("", {"shout": "def shout(word):\n    print('debug: shout', word, file=sys.stderr)\n"
                                     "    return word.upper()"}),
+    # the same prints, with stderr pointed at stdout: nothing on stderr, no point lost
+    "stderr-on-stdout": ("sys.stderr = sys.stdout", {"shout": "def shout(word):\n    print('debug: shout', word, "
+                                                              "file=sys.stderr)\n    return word.upper()"}),
 }
 
 
@@ -545,7 +548,7 @@ def _printed_by_shout(graded, student):
 
 
 @pytest.mark.parametrize("flavour", ENGINES)
-@pytest.mark.parametrize("student", ["prints-stdout", "prints-stderr"])
+@pytest.mark.parametrize("student", ["prints-stdout", "prints-stderr", "stderr-on-stdout"])
 def test_what_an_answer_prints_while_tested_is_in_the_graded_notebook_as_stock_has_it(graded, student, flavour):
     """What the student's function prints while a test calls it reaches the graded notebook, on its own stream and
     in order, as in stock's: the trusted judge once lost it all (the kernel sent it after the call's reply)."""
