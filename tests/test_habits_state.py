@@ -1,0 +1,158 @@
+"""Habits that change the student's kernel, or print, in each assignment: autograde agrees with stock nbgrader.
+
+tests/test_habits.py holds habits that change the notebook; these change what runs in it. Each row is a correct
+submission (the reference answers) with one habit:
+
+- ``numpy-raises``: ``np.seterr(all="raise")`` in a cell of its own under the imports, as a student who
+  hunts a NaN does. numpy's underflows in the answers then raise, in the student's own run and in stock
+  nbgrader's; the trusted judge once ran each call under the grader's error state, and gave full marks.
+- ``prints-stderr``: a debug ``print(..., file=sys.stderr)`` inside the assignment's first function. A test cell
+  that writes to stderr fails in nbgrader (and in Validate): the judge once lost those lines and gave full marks.
+- ``prints-stdout``: the same print on stdout, which costs nothing: its lines reach the graded notebook.
+
+Every row is graded in all three assignments, twice in one run each: by this course's configuration (the judge,
+credit per check) and by stock nbgrader (a plain configuration, the same gradebook). Validate runs each
+submission too. Each row asserts that the test cells that lose points with the engine are exactly those that stock
+nbgrader fails (stock scores a failed cell 0; the engine gives the share of its checks that passed), that every
+test cell Validate fails loses points, and that what the habit printed is in the graded notebook as in stock's.
+"""
+
+import ast
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.layout import GRADED, NOTEBOOK, NOTEBOOK_ID, exercise_functions, source_notebook
+from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
+
+#: Stock nbgrader's configuration: the course's id and the course's cell time limit, nothing of the engine's.
+STOCK_CONFIG = 'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "posenc"\nc.Execute.timeout = 20\n'
+HABITS = ("numpy-raises", "prints-stderr", "prints-stdout")
+DEBUG = "debug: called"  #: what the print habits print
+
+
+def first_function(assignment):
+    """The first function of the assignment's exercises (not a concept question's name)."""
+    return next(name for names in exercise_functions(assignment).values() for name in names)
+
+
+def with_print(code, name, stream):
+    """`code` with a debug print to `stream` as the first statement of function `name` (after its docstring)."""
+    lines = code.split("\n")
+    [function] = [node for node in ast.parse(code).body if isinstance(node, ast.FunctionDef) and node.name == name]
+    body = function.body
+    docstring = isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
+    target = body[1] if docstring and len(body) > 1 else body[0]
+    line = f"{' ' * target.col_offset}print({DEBUG!r}, {name!r}, file=__import__('sys').{stream})"
+    return "\n".join(lines[:target.lineno - 1] + [line] + lines[target.lineno - 1:])
+
+
+def submission(habit, assignment, release, answers):
+    """The reference answers in `release`, worked with `habit`."""
+    if habit == "numpy-raises":
+        notebook = make_submission(answers, release_notebook=release)
+        setup = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
+        notebook.cells.insert(setup + 1, nbformat.v4.new_code_cell("np.seterr(all='raise')  # find that NaN"))
+        return notebook
+    name = first_function(assignment)
+    [cell_id] = [cell_id for cell_id, code in answers.items()
+                 if any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.parse(code).body)]
+    stream = {"prints-stderr": "stderr", "prints-stdout": "stdout"}[habit]
+    return make_submission({**answers, cell_id: with_print(answers[cell_id], name, stream)}, release_notebook=release)
+
+
+def scores_per_test_cell(folder, assignment):
+    """``{student: {test cell: (score, max score)}}`` of the gradebook in `folder`."""
+    found = {}
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
+        for student in gradebook.students:
+            notebook = gradebook.find_submission_notebook(NOTEBOOK_ID, assignment, student.id)
+            found[student.id] = {grade.name: (grade.score, grade.max_score) for grade in notebook.grades
+                                 if grade.max_score}
+    return found
+
+
+def printed(folder, student, assignment):
+    """``[(stream name, line), ...]`` of the habit's debug lines in the graded notebook."""
+    notebook = nbformat.read(folder / "autograded" / student / assignment / NOTEBOOK, as_version=4)
+    return [(output.name, line) for cell in notebook.cells if cell.cell_type == "code"
+            for output in cell.get("outputs", []) if output.output_type == "stream"
+            for line in output.text.splitlines() if DEBUG in line]
+
+
+def validate_failures(path):
+    """The test cells (grade ids) that nbgrader's Validate (its button's ``Validator``) says fail."""
+    from nbgrader.validator import Validator
+
+    result = Validator().validate(str(path))
+    assert set(result) <= {"failed"}, result
+    notebook = nbformat.read(str(path), as_version=4)
+    by_source = {cell.source: grade_id(cell) for cell in notebook.cells if cell.cell_type == "code"}
+    return {by_source.get(failure["source"], failure["source"][:40]) for failure in result.get("failed", [])}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Every habit in every assignment, autograded by the engine and by stock nbgrader (each one run per
+    assignment, the two configurations at once), and validated."""
+    engine = new_course(tmp_path_factory.mktemp("engine"))
+    paths = {}
+    for assignment in GRADED:
+        release = generate(engine, assignment)
+        answers = reference_answers(source_notebook(assignment, engine))
+        for habit in HABITS:
+            paths[habit, assignment] = write_submission(submission(habit, assignment, release, answers),
+                                                        engine / "submitted", habit, assignment)
+    stock = tmp_path_factory.mktemp("stock")
+    for part in ("source", "release", "submitted"):
+        shutil.copytree(engine / part, stock / part)
+    shutil.copy(engine / "gradebook.db", stock / "gradebook.db")
+    (stock / "nbgrader_config.py").write_text(STOCK_CONFIG)
+
+    def autograde(course):  # one assignment after another (two runs at once is tests/test_two_graders.py's)
+        for assignment in GRADED:
+            result = run_nbgrader(course, "autograde", assignment, "--force")
+            assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+    with ThreadPoolExecutor(2) as pool:
+        for future in [pool.submit(autograde, course) for course in (engine, stock)]:
+            future.result()
+    return SimpleNamespace(engine=engine, stock=stock,
+                           scores={(course, a): scores_per_test_cell(folder, a) for a in GRADED
+                                   for course, folder in (("engine", engine), ("stock", stock))},
+                           validate={key: validate_failures(path) for key, path in paths.items()})
+
+
+ROWS = [pytest.param(habit, assignment, id=f"{habit}-{assignment}") for habit in HABITS for assignment in GRADED]
+
+
+def lost(scores):
+    return {cell for cell, (score, maximum) in scores.items() if score < maximum - 1e-9}
+
+
+@pytest.mark.parametrize(("habit", "assignment"), ROWS)
+def test_the_engine_takes_points_in_the_cells_stock_nbgrader_fails(graded, habit, assignment):
+    engine, stock = graded.scores["engine", assignment][habit], graded.scores["stock", assignment][habit]
+    assert lost(stock) == {cell for cell, (score, _) in stock.items() if score == 0}, "stock scores a cell 0 or full"
+    assert lost(engine) == lost(stock), f"engine: {sorted(lost(engine))}, stock: {sorted(lost(stock))}"
+    if habit == "prints-stdout":
+        assert not lost(stock), "a print on stdout costs nothing"
+    else:
+        assert lost(stock), f"{habit} fails cells in stock nbgrader's run: the row tests something"
+
+
+@pytest.mark.parametrize(("habit", "assignment"), ROWS)
+def test_each_cell_validate_fails_loses_points(graded, habit, assignment):
+    assert graded.validate[habit, assignment] <= lost(graded.scores["engine", assignment][habit])
+
+
+@pytest.mark.parametrize(("habit", "assignment"), [row for row in ROWS if row.values[0] != "numpy-raises"])
+def test_what_the_answer_printed_is_in_the_graded_notebook_as_in_stocks(graded, habit, assignment):
+    stock = printed(graded.stock, habit, assignment)
+    assert stock, "the function is called by the tests: its print shows in stock's graded notebook"
+    assert printed(graded.engine, habit, assignment) == stock
