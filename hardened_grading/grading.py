@@ -306,6 +306,7 @@ class ResilientExecute(Execute):
         self._poisoned = set()
         self._info = {}
         self._setup = None  # judge.trusted_setup(...) for the notebook (False: none), made at its first test cell
+        self._in_kernel = set()  # grade ids of its test cells that run in the kernel (judge.trusted_fallbacks)
         self._link = KernelLink(self, self._run_code_cell)
         self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
         self._output_used = {}  # cell index -> bytes of output sent for it (its test cell's calls included)
@@ -323,7 +324,7 @@ class ResilientExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
-        self._setup = None
+        self._setup, self._in_kernel = None, set()
         self._output_used, self._comm_used, self._deadline, self._said_out_of_time = {}, 0, None, False
         self._replied, self._kept_past_cap = set(), set()
         self.extra_arguments = self.kernel_arguments()
@@ -559,7 +560,26 @@ class ResilientExecute(Execute):
                 _say_once(self.log, f"hardened_grading: {assignment}/{notebook_id}.ipynb: its test cells are run in the "
                                     f"kernel, as stock nbgrader runs them, because a set-up cell cannot run in "
                                     f"the grader ({judge.setup_problem(problem)})")
+            fallbacks = judge.trusted_fallbacks(found.get("release"), found.get("source")) if self._setup else []
+            self._in_kernel = {test for fallback in fallbacks for test in fallback.tests}
+            if fallbacks:
+                _say_once(self.log, f"hardened_grading: {assignment}/{notebook_id}.ipynb has IPython magics the trusted "
+                                    "judge cannot carry out in the grader; the cells that need them run in the kernel, "
+                                    f"as stock nbgrader runs them: {'; '.join(map(str, fallbacks))}")
         return self._setup or None
+
+    def _judged_source(self, cell):
+        """The test `cell`'s code as the judge runs it (:func:`judge.judged_source`), or None when it runs in the
+        kernel: it, or a set-up cell above it, has a magic the judge cannot carry out (logged once per notebook)."""
+        code = judge.judged_source(cell.source)
+        if code is None or _grade_id(cell) in self._in_kernel:
+            if _grade_id(cell) not in self._in_kernel:  # not as released: said once
+                _say_once(self.log, f"hardened_grading: {self._info.get('assignment')}/{self._info.get('notebook')}"
+                                    f".ipynb: test cell {_grade_id(cell) or '(no id)'} has a magic the trusted judge "
+                                    f"cannot carry out ({', '.join(judge.magics.translate(cell.source).unsupported)}): "
+                                    "it runs in the kernel")
+            return None
+        return code
 
     def _seconds_left(self):
         """Wall-clock seconds left of the submission's ``submission_seconds`` (its clock starts at its first cell)."""
@@ -578,7 +598,7 @@ class ResilientExecute(Execute):
                              message.removeprefix("not run: "))
         if is_test_cell(cell) and self._judging_setup() is not None:
             try:
-                checks = judge.routed_checks(cell.source)[1]
+                checks = judge.routed_checks(judge.magics.translate(cell.source).code)[1]
             except SyntaxError:
                 checks = []
             for check in checks:
@@ -599,16 +619,21 @@ class ResilientExecute(Execute):
             return cell
         if is_test_cell(cell):
             setup = self._judging_setup()
-            if setup is not None:
+            code = self._judged_source(cell) if setup is not None else None
+            if code is not None:
+                original, cell.source = cell.source, code  # the cell as Python (its magics: hardened_grading.magics)
                 try:
                     await self._link.judge_cell(cell, cell_index, setup,
                                                 min(self.timeout or 10**6, max(1, self._seconds_left())),
                                                 self.credit_per_check, self._folder)
                 except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
+                    cell.source = original
                     # the checks that passed before it keep their points: then the cell says so as text
                     partial = engine_meta(cell).get("score", 0) > 0
                     self._note(cell, None if partial else abort.ename, abort.message)
                     await self._restart_and_replay(cell_index)
+                finally:
+                    cell.source = original
                 return cell
         started, limit = time.monotonic(), self._time_limit(cell)
         try:
