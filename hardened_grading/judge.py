@@ -82,12 +82,13 @@ SERVE_CODE = _agent_code("['serve'](globals())")  # opens the comm target agent.
 
 def setup_namespace(notebook):
     """The namespace made by the notebook's setup cells: code cells neither answers nor tests, each turned from
-    IPython into Python (:func:`hardened_grading.magics.translate`), with the judge's own ``get_ipython``.
+    IPython into Python (:func:`hardened_grading.magics.translate`), whose magics call the judge's own
+    ``get_ipython`` (:data:`hardened_grading.magics.SHELL`; a cell's own ``get_ipython()`` is not defined here).
 
     It stops before the first set-up cell with a magic the judge cannot carry out (:func:`magic_fallbacks`):
     that cell, and the test cells below it, need the kernel.
     """
-    namespace = {"__name__": "__main__", "__builtins__": builtins, "get_ipython": magics.get_ipython}
+    namespace = {"__name__": "__main__", "__builtins__": builtins, magics.SHELL: magics.get_ipython}
     # A setup cell may set warnings.showwarning or numpy's print options, for the kernel: they are put
     # back here, and the print options are used again while a test cell runs (:meth:`Judge.run`).
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), numpy.printoptions():

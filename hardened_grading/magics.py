@@ -3,8 +3,10 @@
 A notebook's cells are IPython, not Python: ``%matplotlib inline``, ``%%capture``, ``!pip list``. The judge
 (:mod:`hardened_grading.judge`) compiles its cells in the grader, so each is first turned into Python as IPython
 turns it (:func:`translate`, IPython's ``TransformerManager``): a magic becomes a call of
-``get_ipython().run_line_magic(...)``, ``run_cell_magic(...)`` or ``system(...)``. The judge's namespace holds
-its own ``get_ipython`` (:func:`get_ipython`), a small stand-in for IPython's shell, not a real one, which
+``get_ipython().run_line_magic(...)``, ``run_cell_magic(...)`` or ``system(...)``. Those calls, and only those,
+are made to call the judge's own ``get_ipython`` (:func:`get_ipython`, named :data:`SHELL` in the namespace), a
+small stand-in for IPython's shell, not a real one; a cell's own ``get_ipython()`` stays undefined in the grader,
+as a cell that asks whether it runs in IPython (``try: get_ipython() except NameError``) expects. The stand-in
 carries out in the grader only the magics that make sense there and change nothing outside the cell's
 namespace:
 
@@ -27,8 +29,7 @@ program only reads (``ls``, ``cat``, ``echo``, ``pip list``, ``nvidia-smi``...) 
 `````` ` `````` or ``$(``. The kernel runs it, as every set-up cell, and the judge prints a line in its place.
 
 Anything else (``%run``, ``%pip install``, ``%cd``, ``%env NAME=value``, ``%time``, ``%%writefile``, ``%%bash``,
-a shell command that may change something, an unknown magic, a magic whose value is used, ``get_ipython()``
-used otherwise) cannot be carried out honestly in the grader: :func:`translate` lists it as *unsupported*, and
+a shell command that may change something, an unknown magic, a magic whose value is used) cannot be carried out honestly in the grader: :func:`translate` lists it as *unsupported*, and
 the caller runs the cell in the kernel instead (:class:`hardened_grading.grading.ResilientExecute`). The
 stand-in refuses it too, should it be called anyway.
 """
@@ -96,9 +97,9 @@ def translate(source):
             body = translate("".join(lines[blank + 1:]))
             problem = _cell_magic_problem(name, args.strip(), body.code)
             inner = _kept_last_value(body.code) if name == "time" else body.code
-            code = ("\n" * blank + f"get_ipython().begin_cell_magic({name!r}, {args.strip()!r})\n"
+            code = ("\n" * blank + f"{SHELL}().begin_cell_magic({name!r}, {args.strip()!r})\n"
                     + inner + ("" if inner.endswith("\n") or not inner else "\n")
-                    + f"get_ipython().end_cell_magic({name!r})\n")
+                    + f"{SHELL}().end_cell_magic({name!r})\n")
             return Translation(code, body.unsupported + ([f"%%{name} {args.strip()}".strip() + f" ({problem})"]
                                                          if problem else []), body.left_out)
     code = TransformerManager().transform_cell(source)
@@ -107,7 +108,7 @@ def translate(source):
     except SyntaxError:
         return Translation(source)
     translation = Translation(code)
-    _check(tree, translation)
+    translation.code = _renamed(code, _check(tree, translation))
     return translation
 
 
@@ -152,28 +153,54 @@ def _capture_options(args):
     return "--no-stdout" not in words, (names[0] if names else None)
 
 
+#: The methods of IPython's shell that its transformer calls for a magic (and :func:`translate` for a body's ends).
+MAGIC_METHODS = frozenset({"run_line_magic", "run_cell_magic", "system", "getoutput", "begin_cell_magic",
+                           "end_cell_magic"})
+
+
 def _check(tree, translation):
-    """Sort every use of ``get_ipython`` in `tree` into carried out, left out or unsupported."""
+    """Sort each magic of `tree` (a call ``get_ipython().METHOD(...)``, METHOD one of :data:`MAGIC_METHODS`) into
+    carried out, left out or unsupported; return the places ``(line, column)`` of their ``get_ipython``.
+
+    Any other use of ``get_ipython`` is the cell's own Python, left as it is: in the grader it is not defined,
+    as a cell that asks whether it runs in IPython (``try: get_ipython() except NameError``) expects.
+    """
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    places = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id == "get_ipython"):
             continue
         call = parents.get(node)
         method = parents.get(call)
         invoked = parents.get(method)
-        if not (isinstance(call, ast.Call) and call.func is node and not call.args and isinstance(method, ast.Attribute)
-                and isinstance(invoked, ast.Call) and invoked.func is method
-                and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in invoked.args)
-                and not invoked.keywords):
-            translation.unsupported.append("get_ipython() (used as IPython's shell)")
+        if not (isinstance(call, ast.Call) and call.func is node and not call.args and not call.keywords
+                and isinstance(method, ast.Attribute) and method.attr in MAGIC_METHODS
+                and isinstance(invoked, ast.Call) and invoked.func is method):
+            continue
+        places.append((node.lineno, node.col_offset))
+        if not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in invoked.args) or invoked.keywords:
+            translation.unsupported.append(f"get_ipython().{method.attr}(...)")
             continue
         args = [a.value for a in invoked.args]
-        bare = isinstance(parents.get(invoked), ast.Expr)
-        verdict, shown = classify(method.attr, args, bare)
+        verdict, shown = classify(method.attr, args, bare=isinstance(parents.get(invoked), ast.Expr))
         if verdict == "unsupported":
             translation.unsupported.append(shown)
         elif verdict == "left out":
             translation.left_out.append(shown)
+    return places
+
+
+#: The name of the judge's stand-in in a namespace it makes: the magics call it, a cell's own ``get_ipython`` does not.
+SHELL = "__hardened_grading_ipython__"
+
+
+def _renamed(code, places):
+    """`code` with the ``get_ipython`` at each of `places` (``(line, column)``, from :func:`_check`) named :data:`SHELL`."""
+    lines = code.splitlines(keepends=True)
+    for line, column in sorted(places, reverse=True):  # from the right: the columns before stay
+        text = lines[line - 1]
+        lines[line - 1] = text[:column] + SHELL + text[column + len("get_ipython"):]
+    return "".join(lines)
 
 
 def written(method, args):
@@ -252,15 +279,16 @@ def _reset_options(line):
 
 # The stand-in -------------------------------------------------------------------------------------
 
-#: Names a reset keeps: Python's own, this stand-in, and the judge's (``__hardened_grading_*``).
-_KEPT = ("__name__", "__builtins__", "get_ipython")
+#: Names a reset keeps: Python's own, and the judge's (``__hardened_grading_*``: this stand-in among them).
+_KEPT = ("__name__", "__builtins__")
 #: The key, in the namespace, of the ``%%capture`` and ``%%time`` bodies that run: it lives and dies with it.
 _OPEN = "__hardened_grading_cell_magics__"
 
 
 def get_ipython():
-    """The judge's stand-in for IPython's ``get_ipython()``: a :class:`JudgeShell` of the namespace whose code
-    calls it (the frame's globals: a set-up cell's namespace, or the copy a test cell runs in)."""
+    """The judge's stand-in for IPython's ``get_ipython()``, which the magics of a translated cell call (as
+    :data:`SHELL`): a :class:`JudgeShell` of the namespace whose code calls it (the frame's globals: a set-up
+    cell's namespace, or the copy a test cell runs in)."""
     return JudgeShell(sys._getframe(1).f_globals)
 
 

@@ -132,7 +132,6 @@ def test_display_and_show_only_magics_in_a_test_cell_change_nothing_of_its_score
     ("%reset --aggressive", "%reset --aggressive"),
     ("%%capture --bogus\nx = 1", "%%capture --bogus (options '--bogus')"),
     ("%sql SELECT 1", "%sql SELECT 1"),
-    ("shell = get_ipython()", "get_ipython() (used as IPython's shell)"),
     ("%%capture\n%run helpers.py", "%run helpers.py"),  # in a body too
 ])
 def test_magics_the_grader_cannot_carry_out_are_named_and_refused(source, unsupported):
@@ -142,7 +141,15 @@ def test_magics_the_grader_cannot_carry_out_are_named_and_refused(source, unsupp
     assert judge.judged_source(source) is None
     if unsupported.startswith("%") and not unsupported.startswith("%%") and "=" not in source.split("%")[0]:
         with pytest.raises(magics.MagicNotInJudge):
-            exec(magics.translate(source).code, {"get_ipython": magics.get_ipython})
+            exec(magics.translate(source).code, {magics.SHELL: magics.get_ipython})
+
+
+def test_a_cells_own_get_ipython_is_plain_python_not_in_ipython_in_the_grader():
+    """Only the magics call the judge's stand-in: a set-up cell that asks whether it runs in IPython (this
+    course's check helpers install a traceback hook so) finds it does not, in the grader, as before."""
+    notebook = _notebook(_cell("%matplotlib inline\ntry:\n    get_ipython().set_custom_exc((), None)\n"
+                               "    where = 'IPython'\nexcept NameError:\n    where = 'the grader'\n"))
+    assert judge.magic_fallbacks(notebook) == [] and judge.setup_namespace(notebook)["where"] == "the grader"
 
 
 def test_a_set_up_cell_the_grader_cannot_run_sends_only_the_tests_below_it_to_the_kernel():
@@ -168,9 +175,9 @@ def test_reset_clears_as_ipython_does():
     """``%reset -s`` keeps the names that start with ``_``; ``%reset -f array`` deletes only numpy arrays;
     ``%reset -f in`` only the input history (the kernel's)."""
     def after(line):
-        namespace = {"__name__": "__main__", "get_ipython": magics.get_ipython, "a": np.arange(2), "n": 1, "_p": 2}
+        namespace = {"__name__": "__main__", magics.SHELL: magics.get_ipython, "a": np.arange(2), "n": 1, "_p": 2}
         exec(magics.translate(line).code, namespace)
-        return sorted(name for name in namespace if name not in ("__builtins__", "__name__", "get_ipython"))
+        return sorted(name for name in namespace if name not in ("__builtins__", "__name__", magics.SHELL))
 
     assert after("%reset -f") == [] and after("%reset") == []  # a notebook has no one to confirm
     assert after("%reset -f -s") == ["_p"]
