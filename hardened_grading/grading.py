@@ -45,7 +45,7 @@ from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheckCellMetadata
 from nbgrader.preprocessors import Execute
 import zmq
-from traitlets import Bool, Enum, Integer, List, Unicode
+from traitlets import Bool, Enum, Integer, List, TraitError, Unicode, validate
 
 from . import ahead, judge, kernel, student_folder
 from .restore import course_notebook, release_notebook
@@ -276,14 +276,39 @@ class ResilientExecute(Execute):
         "data set, another library's files. None may hold the course folder or lie inside it (files the "
         "notebooks open go beside them, and nbgrader copies them into each student's folder).")).tag(config=True)
 
+    inherited_environment = List(Unicode(), default_value=list(kernel.INHERITED_ENVIRONMENT), help=(
+        "The grader's environment variables that reach the sandboxed kernel, as stock nbgrader's kernel inherits "
+        "them: names or glob patterns (LC_*). By default those that change how the notebook's code behaves, the same "
+        "for every student, and reveal nothing: PYTHONDONTWRITEBYTECODE (no __pycache__ left in the graded "
+        "folder), PYTHONHASHSEED, PYTHONWARNINGS, PYTHONUTF8, PYTHONIOENCODING, LANG, LANGUAGE, LC_* and TZ. Every "
+        "other variable (a token, a password, the grader's paths) stays out. Whatever the patterns, the variables "
+        "the sandbox sets itself (HOME, PATH, TMPDIR, PYTHONPATH, the BLAS thread counts) and those that would change "
+        "what the kernel runs (LD_*, PYTHONSTARTUP, PYTHONHOME, JUPYTER_*, hardened_grading.kernel.NEVER_INHERITED) "
+        "never pass; LANG, C.UTF-8 by default, is the grader's when it has one. A kernel without the sandbox "
+        "(sandbox = 'off') inherits the whole environment, as stock's does.")).tag(config=True)
+
+    @validate("inherited_environment")
+    def _no_variable_the_sandbox_sets(self, proposal):
+        refused = [name for name in proposal["value"] if kernel.never_inherited(name)]
+        if refused:
+            raise TraitError(f"c.ResilientExecute.inherited_environment: {', '.join(refused)} never reaches the "
+                             "sandboxed kernel: the sandbox sets it itself, or it would change what the kernel runs")
+        return proposal["value"]
+
     trusted_tests = Bool(False, help=(
         "Run test cells in the grader, out of the submission's reach (the trusted judge, "
         "hardened_grading.judge), in a namespace made of the released notebook's set-up cells: the code "
         "cells that are neither answers nor tests. Each name a test uses that it does not define is the "
         "kernel's: a function is called there, any other value is copied here. Off (the default): test "
-        "cells run in the sandboxed kernel, as stock nbgrader runs them. A notebook whose set-up cells "
-        "cannot run in the grader (one uses an answer) has its test cells run in the kernel, and the log "
-        "says why.")).tag(config=True)
+        "cells run in the sandboxed kernel, as stock nbgrader runs them. Set-up and test cells are turned into "
+        "Python as IPython turns them, and the judge carries out in the grader the magics that make sense there "
+        "(%matplotlib, %config, %load_ext, %autoreload, %reset, %%html and the other display cell magics, which "
+        "show nothing, %%capture, %%time) and leaves out those that only show something (%timeit, !ls, %pip list; "
+        "hardened_grading.magics). Any other magic (%run, %pip install, %cd, !shell commands that may write, an "
+        "unknown one) is not carried out: a test cell with one runs in the kernel; a set-up cell with one ends the "
+        "judge's set-up there, and the test cells below it run in the kernel (one log line per notebook names "
+        "each cell and its magic). A notebook whose set-up cells cannot run in the grader for another reason "
+        "(one uses an answer) has its test cells run in the kernel, and the log says why.")).tag(config=True)
 
     credit_per_check = Bool(False, help=(
         "With trusted_tests: a test cell scores the weighted share of its checks that passed (a call "
@@ -351,7 +376,8 @@ class ResilientExecute(Execute):
         at once: :func:`hardened_grading.kernel.bind_to_grader`). Raise SandboxUnavailable as
         :meth:`_sandbox_mode` does."""
         return [*self._configured_arguments, f"--sandbox={self._sandbox_mode()}", self.limits().argument(),
-                f"--grader-pid={os.getpid()}", *(f"--read-only={path}" for path in self.read_only_paths)]
+                f"--grader-pid={os.getpid()}", *(f"--read-only={path}" for path in self.read_only_paths),
+                *(f"--inherit-env={pattern}" for pattern in self.inherited_environment)]
 
     def limits(self):
         """The kernel's :class:`hardened_grading.kernel.Limits`, from this object's traitlets."""
