@@ -14,7 +14,8 @@ module (:class:`GradingKernelSpecManager`). Started by the grader
     a size-capped tmpfs that vanishes with the kernel;
   - nothing else: not the grader's home, not the course's private parts, not other students;
   - its own PID namespace: whatever the submission starts dies with its kernel;
-  - no capabilities, a new session, a clean environment;
+  - no capabilities, a new session, a clean environment (of the grader's variables, only the harmless ones that
+    ``ResilientExecute.inherited_environment`` names: :func:`sandbox_environment`);
 
 - applies :class:`Limits`: processes and threads, CPU time per cell, file size, the private ``/tmp``,
   memory, and numpy's BLAS threads (output is capped on the grader's side);
