@@ -45,7 +45,7 @@ from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheckCellMetadata
 from nbgrader.preprocessors import Execute
 import zmq
-from traitlets import Bool, Enum, Integer, List, Unicode
+from traitlets import Bool, Enum, Integer, List, TraitError, Unicode, validate
 
 from . import ahead, judge, kernel, student_folder
 from .restore import course_notebook, release_notebook
@@ -276,14 +276,39 @@ class ResilientExecute(Execute):
         "data set, another library's files. None may hold the course folder or lie inside it (files the "
         "notebooks open go beside them, and nbgrader copies them into each student's folder).")).tag(config=True)
 
+    inherited_environment = List(Unicode(), default_value=list(kernel.INHERITED_ENVIRONMENT), help=(
+        "The grader's environment variables that reach the sandboxed kernel, as stock nbgrader's kernel inherits "
+        "them: names or glob patterns (LC_*). By default those that change how the notebook's code behaves, the same "
+        "for every student, and reveal nothing: PYTHONDONTWRITEBYTECODE (no __pycache__ left in the graded "
+        "folder), PYTHONHASHSEED, PYTHONWARNINGS, PYTHONUTF8, PYTHONIOENCODING, LANG, LANGUAGE, LC_* and TZ. Every "
+        "other variable (a token, a password, the grader's paths) stays out. Whatever the patterns, the variables "
+        "the sandbox sets itself (HOME, PATH, TMPDIR, PYTHONPATH, the BLAS thread counts) and those that would change "
+        "what the kernel runs (LD_*, PYTHONSTARTUP, PYTHONHOME, JUPYTER_*, hardened_grading.kernel.NEVER_INHERITED) "
+        "never pass; LANG, C.UTF-8 by default, is the grader's when it has one. A kernel without the sandbox "
+        "(sandbox = 'off') inherits the whole environment, as stock's does.")).tag(config=True)
+
+    @validate("inherited_environment")
+    def _no_variable_the_sandbox_sets(self, proposal):
+        refused = [name for name in proposal["value"] if kernel.never_inherited(name)]
+        if refused:
+            raise TraitError(f"c.ResilientExecute.inherited_environment: {', '.join(refused)} never reaches the "
+                             "sandboxed kernel: the sandbox sets it itself, or it would change what the kernel runs")
+        return proposal["value"]
+
     trusted_tests = Bool(False, help=(
         "Run test cells in the grader, out of the submission's reach (the trusted judge, "
         "hardened_grading.judge), in a namespace made of the released notebook's set-up cells: the code "
         "cells that are neither answers nor tests. Each name a test uses that it does not define is the "
         "kernel's: a function is called there, any other value is copied here. Off (the default): test "
-        "cells run in the sandboxed kernel, as stock nbgrader runs them. A notebook whose set-up cells "
-        "cannot run in the grader (one uses an answer) has its test cells run in the kernel, and the log "
-        "says why.")).tag(config=True)
+        "cells run in the sandboxed kernel, as stock nbgrader runs them. Set-up and test cells are turned into "
+        "Python as IPython turns them, and the judge carries out in the grader the magics that make sense there "
+        "(%matplotlib, %config, %load_ext, %autoreload, %reset, %%html and the other display cell magics, which "
+        "show nothing, %%capture, %%time) and leaves out those that only show something (%timeit, !ls, %pip list; "
+        "hardened_grading.magics). Any other magic (%run, %pip install, %cd, !shell commands that may write, an "
+        "unknown one) is not carried out: a test cell with one runs in the kernel; a set-up cell with one ends the "
+        "judge's set-up there, and the test cells below it run in the kernel (one log line per notebook names "
+        "each cell and its magic). A notebook whose set-up cells cannot run in the grader for another reason "
+        "(one uses an answer) has its test cells run in the kernel, and the log says why.")).tag(config=True)
 
     credit_per_check = Bool(False, help=(
         "With trusted_tests: a test cell scores the weighted share of its checks that passed (a call "
@@ -306,6 +331,7 @@ class ResilientExecute(Execute):
         self._poisoned = set()
         self._info = {}
         self._setup = None  # judge.trusted_setup(...) for the notebook (False: none), made at its first test cell
+        self._in_kernel = set()  # grade ids of its test cells that run in the kernel (judge.trusted_fallbacks)
         self._link = KernelLink(self, self._run_code_cell)
         self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
         self._output_used = {}  # cell index -> bytes of output sent for it (its test cell's calls included)
@@ -323,7 +349,7 @@ class ResilientExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._info = (resources or {}).get("nbgrader", {})
-        self._setup = None
+        self._setup, self._in_kernel = None, set()
         self._output_used, self._comm_used, self._deadline, self._said_out_of_time = {}, 0, None, False
         self._replied, self._kept_past_cap = set(), set()
         self.extra_arguments = self.kernel_arguments()
@@ -350,7 +376,8 @@ class ResilientExecute(Execute):
         at once: :func:`hardened_grading.kernel.bind_to_grader`). Raise SandboxUnavailable as
         :meth:`_sandbox_mode` does."""
         return [*self._configured_arguments, f"--sandbox={self._sandbox_mode()}", self.limits().argument(),
-                f"--grader-pid={os.getpid()}", *(f"--read-only={path}" for path in self.read_only_paths)]
+                f"--grader-pid={os.getpid()}", *(f"--read-only={path}" for path in self.read_only_paths),
+                *(f"--inherit-env={pattern}" for pattern in self.inherited_environment)]
 
     def limits(self):
         """The kernel's :class:`hardened_grading.kernel.Limits`, from this object's traitlets."""
@@ -559,7 +586,26 @@ class ResilientExecute(Execute):
                 _say_once(self.log, f"hardened_grading: {assignment}/{notebook_id}.ipynb: its test cells are run in the "
                                     f"kernel, as stock nbgrader runs them, because a set-up cell cannot run in "
                                     f"the grader ({judge.setup_problem(problem)})")
+            fallbacks = judge.trusted_fallbacks(found.get("release"), found.get("source")) if self._setup else []
+            self._in_kernel = {test for fallback in fallbacks for test in fallback.tests}
+            if fallbacks:
+                _say_once(self.log, f"hardened_grading: {assignment}/{notebook_id}.ipynb has IPython magics the trusted "
+                                    "judge cannot carry out in the grader; the cells that need them run in the kernel, "
+                                    f"as stock nbgrader runs them: {'; '.join(map(str, fallbacks))}")
         return self._setup or None
+
+    def _judged_source(self, cell):
+        """The test `cell`'s code as the judge runs it (:func:`judge.judged_source`), or None when it runs in the
+        kernel: it, or a set-up cell above it, has a magic the judge cannot carry out (logged once per notebook)."""
+        code = judge.judged_source(cell.source)
+        if code is None or _grade_id(cell) in self._in_kernel:
+            if _grade_id(cell) not in self._in_kernel:  # not as released: said once
+                _say_once(self.log, f"hardened_grading: {self._info.get('assignment')}/{self._info.get('notebook')}"
+                                    f".ipynb: test cell {_grade_id(cell) or '(no id)'} has a magic the trusted judge "
+                                    f"cannot carry out ({', '.join(judge.magics.translate(cell.source).unsupported)}): "
+                                    "it runs in the kernel")
+            return None
+        return code
 
     def _seconds_left(self):
         """Wall-clock seconds left of the submission's ``submission_seconds`` (its clock starts at its first cell)."""
@@ -578,7 +624,7 @@ class ResilientExecute(Execute):
                              message.removeprefix("not run: "))
         if is_test_cell(cell) and self._judging_setup() is not None:
             try:
-                checks = judge.routed_checks(cell.source)[1]
+                checks = judge.routed_checks(judge.magics.translate(cell.source).code)[1]
             except SyntaxError:
                 checks = []
             for check in checks:
@@ -599,16 +645,21 @@ class ResilientExecute(Execute):
             return cell
         if is_test_cell(cell):
             setup = self._judging_setup()
-            if setup is not None:
+            code = self._judged_source(cell) if setup is not None else None
+            if code is not None:
+                original, cell.source = cell.source, code  # the cell as Python (its magics: hardened_grading.magics)
                 try:
                     await self._link.judge_cell(cell, cell_index, setup,
                                                 min(self.timeout or 10**6, max(1, self._seconds_left())),
                                                 self.credit_per_check, self._folder)
                 except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
+                    cell.source = original
                     # the checks that passed before it keep their points: then the cell says so as text
                     partial = engine_meta(cell).get("score", 0) > 0
                     self._note(cell, None if partial else abort.ename, abort.message)
                     await self._restart_and_replay(cell_index)
+                finally:
+                    cell.source = original
                 return cell
         started, limit = time.monotonic(), self._time_limit(cell)
         try:

@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 import numpy
 
-from . import agent
+from . import agent, magics
 from .cells import grade_id, is_answer_cell, is_test_cell
 
 AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
@@ -82,20 +82,67 @@ SERVE_CODE = _agent_code("['serve'](globals())")  # opens the comm target agent.
 
 
 def setup_namespace(notebook):
-    """The namespace made by the notebook's setup cells: code cells neither answers nor tests."""
-    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    """The namespace made by the notebook's setup cells: code cells neither answers nor tests, each turned from
+    IPython into Python (:func:`hardened_grading.magics.translate`), whose magics call the judge's own
+    ``get_ipython`` (:data:`hardened_grading.magics.SHELL`; a cell's own ``get_ipython()`` is not defined here).
+
+    It stops before the first set-up cell with a magic the judge cannot carry out (:func:`magic_fallbacks`):
+    that cell, and the test cells below it, need the kernel.
+    """
+    namespace = {"__name__": "__main__", "__builtins__": builtins, magics.SHELL: magics.get_ipython}
     # A setup cell may set warnings.showwarning or numpy's print options, for the kernel: they are put
     # back here, and the print options are used again while a test cell runs (:meth:`Judge.run`).
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), numpy.printoptions():
         for number, cell in enumerate(notebook.cells, 1):
             if cell.cell_type == "code" and not is_answer_cell(cell) and not is_test_cell(cell):
+                translation = magics.translate(cell.source)
+                if translation.unsupported:
+                    break
                 try:
-                    exec(compile(cell.source, "<setup cell>", "exec"), namespace)
+                    exec(compile(translation.code, "<setup cell>", "exec"), namespace)
                 except Exception as error:
                     raise SetupError(f"cell {number}{f' ({grade_id(cell)})' if grade_id(cell) else ''}: "
                                      f"{type(error).__name__}: {error}") from error
         namespace[PRINT_OPTIONS] = numpy.get_printoptions()
     return namespace
+
+
+@dataclasses.dataclass
+class Fallback:
+    """A cell with a magic the judge cannot carry out in the grader (:mod:`hardened_grading.magics`), and the
+    test cells that therefore run in the kernel, as stock nbgrader runs them."""
+
+    kind: str  #: "set-up" or "test"
+    number: int  #: the cell's number in the notebook (1-based)
+    grade_id: str  #: its grade id, or None
+    magics: list  #: the magics, as written
+    tests: list  #: the grade ids of the test cells that run in the kernel: those below a set-up cell, or itself
+
+    def __str__(self):
+        cell = f"{self.kind} cell {self.number}{f' ({self.grade_id})' if self.grade_id else ''}"
+        what = ", ".join(f"`{m}`" for m in self.magics)
+        if self.kind == "test":
+            return f"{cell} {what}: it runs in the kernel"
+        below = f"the test cells below it ({', '.join(self.tests)}) run" if self.tests else "no test cell is below it"
+        return f"{cell} {what}: {below} in the kernel, as do the set-up cells from it on"
+
+
+def magic_fallbacks(notebook):
+    """The :class:`Fallback` of each cell of `notebook` with a magic the judge cannot carry out: the first such
+    set-up cell (the namespace is made by the set-up cells above it; the test cells below it run in the kernel),
+    and each test cell above it with one (only that test cell runs in the kernel)."""
+    found = []
+    for number, cell in enumerate(notebook.cells, 1):
+        if cell.cell_type != "code" or is_answer_cell(cell):
+            continue
+        unsupported = magics.translate(cell.source).unsupported
+        if is_test_cell(cell) and unsupported:
+            found.append(Fallback("test", number, grade_id(cell), unsupported, [grade_id(cell)]))
+        elif not is_test_cell(cell) and unsupported:
+            below = [grade_id(c) for c in notebook.cells[number:] if is_test_cell(c)]
+            found.append(Fallback("set-up", number, grade_id(cell), unsupported, below))
+            break
+    return found
 
 
 class SetupError(Exception):
@@ -205,7 +252,7 @@ def reference_namespace(source_notebook, setup):
     with contextlib.redirect_stdout(io.StringIO()):
         for cell in source_notebook.cells:
             if is_answer_cell(cell):
-                exec(compile(cell.source, "<reference answer>", "exec"), namespace)
+                exec(compile(magics.translate(cell.source).code, "<reference answer>", "exec"), namespace)
     return namespace
 
 
@@ -235,7 +282,7 @@ def predicted_calls(source, reference, functions):
                 warnings.catch_warnings():
             warnings.simplefilter("default")  # as :meth:`Judge.run` starts a cell
             base = list(warnings.filters)
-            exec(compile(source, "<predicted calls>", "exec"), namespace)
+            exec(compile(magics.translate(source).code, "<predicted calls>", "exec"), namespace)
     except (Exception, _PassesAFunction):
         pass
     return calls
@@ -261,6 +308,25 @@ def _setup_of(path, mtime_ns):
     in its own folder (the release's, which holds the files nbgrader releases with it: a data file)."""
     notebook = nbformat.read(path, as_version=4)
     return in_folder(Path(path).parent, setup_namespace, notebook), answer_functions(notebook)
+
+
+@functools.lru_cache(maxsize=8)
+def _fallbacks_of(path, mtime_ns):
+    return magic_fallbacks(nbformat.read(path, as_version=4))
+
+
+def trusted_fallbacks(release, source):
+    """:func:`magic_fallbacks` of the notebook whose set-up cells make the judge's namespace (:func:`trusted_setup`:
+    `release`, else `source`), read once while it is unchanged."""
+    path = release or source
+    return _fallbacks_of(str(path), Path(path).stat().st_mtime_ns)
+
+
+def judged_source(source):
+    """A test cell's `source` as the judge runs it (:func:`hardened_grading.magics.translate`), or None when it
+    has a magic the judge cannot carry out: then the cell runs in the kernel."""
+    translation = magics.translate(source)
+    return None if translation.unsupported else translation.code
 
 
 @functools.lru_cache(maxsize=8)

@@ -14,7 +14,8 @@ module (:class:`GradingKernelSpecManager`). Started by the grader
     a size-capped tmpfs that vanishes with the kernel;
   - nothing else: not the grader's home, not the course's private parts, not other students;
   - its own PID namespace: whatever the submission starts dies with its kernel;
-  - no capabilities, a new session, a clean environment;
+  - no capabilities, a new session, a clean environment (of the grader's variables, only the harmless ones that
+    ``ResilientExecute.inherited_environment`` names: :func:`sandbox_environment`);
 
 - applies :class:`Limits`: processes and threads, CPU time per cell, file size, the private ``/tmp``,
   memory, and numpy's BLAS threads (output is capped on the grader's side);
@@ -25,6 +26,7 @@ The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE
 and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
 """
 
+import fnmatch
 import functools
 import importlib.util
 import json
@@ -323,8 +325,39 @@ def sandbox_command(cwd, folder, limits, read_only=(), seen_as=None):
     return args + ["--remount-ro", "/dev"]  # /dev/shm would be writable, and not size-capped
 
 
-def sandbox_environment(limits):
-    """The sandboxed kernel's whole environment: nothing of the grader's (tokens, paths, JPY_PARENT_PID)."""
+#: The grader's environment variables that reach the sandboxed kernel by default
+#: (``ResilientExecute.inherited_environment``): those stock nbgrader's kernel would inherit that change how the
+#: notebook's own code behaves, the same way for every student, and reveal nothing. Bytecode (no ``__pycache__``
+#: left in the graded folder), the hash seed, the warning filters, UTF-8 mode and the text encoding, the locale and
+#: the time zone. Not ``MPLBACKEND``: the sandbox has no display, and a notebook expects ipykernel's own inline
+#: backend (a grader's ``TkAgg`` would make ``import matplotlib.pyplot`` fail there).
+INHERITED_ENVIRONMENT = ("PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONWARNINGS", "PYTHONUTF8",
+                         "PYTHONIOENCODING", "LANG", "LANGUAGE", "LC_*", "TZ")
+#: Variables no pattern lets through: those the sandbox sets itself (:func:`sandbox_environment`; ``LANG`` is only
+#: its default) and those that would change what the kernel runs or where it writes (a file run at start, a
+#: library preloaded, another import path or bytecode folder), or name the grader's own Jupyter.
+NEVER_INHERITED = ("PATH", "HOME", "TMPDIR", "IPYTHONDIR", "MPLCONFIGDIR", "HARDENED_GRADING_*", "PYTHONPATH",
+                   "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "PYTHONEXECUTABLE",
+                   "PYTHONPLATLIBDIR", "PYTHONBREAKPOINT", "PYTHONINSPECT", "PYTHONSAFEPATH", "PYTHONNOUSERSITE",
+                   "LD_*", "*_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "JUPYTER_*", "JPY_*")
+
+
+def never_inherited(name):
+    """Whether the variable `name` is one no pattern of ``inherited_environment`` lets through (:data:`NEVER_INHERITED`)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in NEVER_INHERITED)
+
+
+def inherited(patterns, environ=None):
+    """The variables of `environ` (the process's environment) whose names match one of `patterns` (glob patterns,
+    case-sensitive: ``LC_*``) and are not :func:`never_inherited`."""
+    environ = os.environ if environ is None else environ
+    return {name: value for name, value in environ.items()
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns) and not never_inherited(name)}
+
+
+def sandbox_environment(limits, inherit=()):
+    """The sandboxed kernel's whole environment: nothing of the grader's (tokens, paths, JPY_PARENT_PID) but the
+    variables that `inherit` (glob patterns: ``ResilientExecute.inherited_environment``) lets through (:func:`inherited`)."""
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
            "LANG": "C.UTF-8", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp/.matplotlib",
            "HARDENED_GRADING_IN_SANDBOX": "1",
@@ -334,6 +367,7 @@ def sandbox_environment(limits):
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                  "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
         env[name] = str(limits.blas_threads)
+    env.update(inherited(inherit))
     return env
 
 
@@ -522,7 +556,7 @@ def enter_sandbox(options, cwd):
         watch_grader(options.grader)  # before the process cap: the watcher is not the sandbox's
     cap_processes(options.limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
     # bind_to_grader's PR_SET_PDEATHSIG is kept across exec: a grader killed outright takes its sandbox with it
-    os.execvpe(command[0], command, sandbox_environment(options.limits))
+    os.execvpe(command[0], command, sandbox_environment(options.limits, options.inherit))
 
 
 # Inside the sandbox --------------------------------------------------------------------------------
@@ -611,6 +645,8 @@ class Options:
     limits: Limits = Limits()  #: --limits=
     grader: int = None  #: --grader-pid=: the grading process, which this kernel must not outlive
     read_only: list = field(default_factory=list)  #: --read-only=PATH, repeated: more paths bound read-only
+    #: --inherit-env=PATTERN, repeated: the grader's variables that reach the sandboxed kernel (sandbox_environment)
+    inherit: list = field(default_factory=list)
     #: --student-folder=PATH: where the working folder (a staging folder) is bound, for a kernel started ahead
     student_folder: str = None
     rest: list = field(default_factory=list)  #: ipykernel's arguments
@@ -636,6 +672,8 @@ def parse_options(argv):
                 sys.exit(f"hardened_grading kernel: {error}")
         elif name == "--read-only":
             options.read_only.append(value)
+        elif name == "--inherit-env":
+            options.inherit.append(value)
         elif name == "--student-folder":
             options.student_folder = value
         else:

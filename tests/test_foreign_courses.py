@@ -99,6 +99,8 @@ class Course:
     submissions: dict | None = None
     cheats: tuple = ()
     make: object = None  #: ``make(folder)`` writes the course (``source/``, ``submitted/``) itself: one written here
+    flavours: tuple = FLAVOURS  #: the configurations it is graded with (stock's always)
+    environment: dict = field(default_factory=dict)  #: more variables of the graders' environment, in every flavour
     students: tuple = field(init=False)
 
     def __post_init__(self):
@@ -321,23 +323,96 @@ def make_faithful_course(folder):
 #: A course whose students change their kernel's state (FAITHFUL_STUDENTS): each scores what stock gives it.
 FAITHFUL = Course(name="faithful", config="", make=make_faithful_course, submissions=dict.fromkeys(FAITHFUL_STUDENTS))
 
-COURSES = {course.name: course for course in (USER_GUIDE, APPS_FILES, SHAPES, FAITHFUL)}
+
+# A course with IPython magics in its set-up cells, graded in an environment of its own --------------------
+
+MAGICS_SET_UP = """%reset -f
+%matplotlib inline
+%config InlineBackend.figure_format = "png"
+%load_ext autoreload
+%autoreload 2
+import math
+import os
+import numpy as np
+print("environment:", os.environ.get("LANG"), os.environ.get("TZ"), "POSENC_SECRET_TOKEN" in os.environ)
+"""
+MAGICS_ANSWER = ("import stats_helpers\n\n\ndef mean(xs):\n    ### BEGIN SOLUTION\n"
+                 "    return stats_helpers.total(xs) / len(xs)\n    ### END SOLUTION\n")
+#: The students of ``magics``: a wrong answer that patches the checks the tests use scores all in a kernel.
+MAGICS_ANSWERS = {
+    "right": MAGICS_ANSWER,
+    "wrong": "import stats_helpers\n\n\ndef mean(xs):\n    return stats_helpers.total(xs)\n",
+    "patched": ("import math\nimport numpy\nimport stats_helpers\n\nmath.isclose = lambda *args, **kwargs: True\n"
+                "numpy.allclose = lambda *args, **kwargs: True\n\n\ndef mean(xs):\n    return stats_helpers.total(xs)\n"),
+}
+#: The graders' environment for ``magics``: no bytecode, a locale and a time zone the sandbox's kernel must see as
+#: they are (its own default LANG is C.UTF-8), and a secret it must not see.
+MAGICS_ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.utf8", "TZ": "Pacific/Chatham",
+                      "POSENC_SECRET_TOKEN": "not-for-students"}
+
+
+def magics_notebook(answer=MAGICS_ANSWER):
+    """The notebook of ``magics``: set-up cells with magics (``%reset -f``, ``%matplotlib inline``, ``%config``,
+    ``%load_ext``, ``%%capture`` around ``!pip list``), one that prints what the kernel's environment holds, an
+    answer that imports a helper module beside the notebook, a test cell of ``math.isclose`` and ``np.allclose``,
+    and a test cell with a magic the trusted judge cannot carry out (``%env NAME=value``): it alone runs in the
+    kernel."""
+    return nbformat.v4.new_notebook(cells=[
+        _cell("code", MAGICS_SET_UP, grade_id="setup", locked=True),
+        _cell("code", "%%capture\n!pip list\nTOLERANCE = 1e-9\n", grade_id="setup_capture", locked=True),
+        _cell("code", answer, grade_id="mean", solution=True),
+        _cell("code", "assert math.isclose(mean([1, 2, 3]), 2.0, rel_tol=TOLERANCE)\n"
+                      "assert np.allclose(mean(np.array([0.5, 1.5])), 1.0)",
+              grade_id="test_mean", grade=True, locked=True, points=2),
+        _cell("code", "%env CHECKING=1\nassert math.isclose(mean([2, 4]), 3.0)",
+              grade_id="test_mean_env", grade=True, locked=True, points=1),
+    ])
+
+
+def make_magics_course(folder):
+    """Write the course ``magics`` (one assignment ``ps1``: ``stats.ipynb`` and ``stats_helpers.py``) into `folder`."""
+    source = folder / "source" / "ps1"
+    source.mkdir(parents=True)
+    nbformat.write(magics_notebook(), str(source / "stats.ipynb"))
+    helpers = "def total(xs):\n    return sum(xs)\n"
+    (source / "stats_helpers.py").write_text(helpers)
+    for student, answer in MAGICS_ANSWERS.items():
+        submitted = folder / "submitted" / student / "ps1"
+        submitted.mkdir(parents=True)
+        (submitted / "stats_helpers.py").write_text(helpers)
+        mine = answer.replace("    ### BEGIN SOLUTION\n", "").replace("    ### END SOLUTION\n", "")
+        nbformat.write(magics_notebook(mine), str(submitted / "stats.ipynb"))
+
+
+#: Magics in set-up cells, as many courses have them, graded with the trusted judge (and stock), by graders whose
+#: environment has PYTHONDONTWRITEBYTECODE, a locale, a time zone and a secret.
+MAGICS = Course(name="magics", config="", make=make_magics_course, submissions=dict.fromkeys(MAGICS_ANSWERS),
+                cheats=("patched",), flavours=("stock", "engine-trusted"), environment=MAGICS_ENVIRONMENT)
+
+
+COURSES = {course.name: course for course in (USER_GUIDE, APPS_FILES, SHAPES, FAITHFUL, MAGICS)}
 SUBMISSIONS = [pytest.param(course, student, id=f"{course.name}/{student}")
                for course in COURSES.values() for student in course.students]
+#: ``(course, student, flavour)`` of each submission graded by the engine.
+ENGINE_SUBMISSIONS = [pytest.param(course, student, flavour, id=f"{flavour}-{course.name}/{student}")
+                      for course in COURSES.values() for flavour in course.flavours if flavour in ENGINES
+                      for student in course.students]
 
 
 # Grading -----------------------------------------------------------------------------------------
 
-def run_python(folder, *args):
-    """Run ``python ARGS`` in the course `folder`; return the finished process."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+def run_python(folder, *args, environment=None):
+    """Run ``python ARGS`` in the course `folder`, with `environment` added to this one's; return the finished
+    process."""
+    env = {**os.environ, **(environment or {}),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     return subprocess.run([sys.executable, *args], cwd=folder, env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_SECONDS)
 
 
-def nbgrader(folder, *args):
+def nbgrader(folder, *args, environment=None):
     """Run ``python -m nbgrader ARGS`` in the course `folder`; return the finished process."""
-    return run_python(folder, "-m", "nbgrader", *args)
+    return run_python(folder, "-m", "nbgrader", *args, environment=environment)
 
 
 @dataclass
@@ -400,9 +475,10 @@ def grade(course, flavour, folder):
     generated = nbgrader(folder, "generate_assignment", course.assignment)
     assert generated.returncode == 0, f"{flavour}: generate_assignment failed:\n{generated.stdout}"
     if flavour == "engine-grade-class":
-        graded = run_python(folder, "-m", "hardened_grading.grade_class", course.assignment, "--jobs", "1")
+        graded = run_python(folder, "-m", "hardened_grading.grade_class", course.assignment, "--jobs", "1",
+                            environment=course.environment)
     else:
-        graded = nbgrader(folder, "autograde", course.assignment)
+        graded = nbgrader(folder, "autograde", course.assignment, environment=course.environment)
     (folder / "autograde.log").write_text(graded.stdout, encoding="utf-8")  # to read after a failure
     notebooks = read_gradebook(folder, course.assignment) if (folder / "gradebook.db").exists() else {}
     return Graded(folder, graded.stdout, graded.returncode, notebooks)
@@ -412,7 +488,7 @@ def grade(course, flavour, folder):
 def graded(tmp_path_factory):
     """``{(course name, flavour): Graded}``: every course graded with each configuration, in parallel."""
     adoption_lines()  # a missing block stops here, with its reason, before anything is graded
-    runs = [(course, flavour) for course in COURSES.values() for flavour in FLAVOURS]
+    runs = [(course, flavour) for course in COURSES.values() for flavour in course.flavours]
     with ThreadPoolExecutor(len(runs)) as pool:
         futures = {(course.name, flavour): pool.submit(grade, course, flavour,
                                                        tmp_path_factory.mktemp(f"{course.name}-{flavour}"))
@@ -443,8 +519,8 @@ def test_adoption_lines_are_found():
     assert "c.Autograde." in adoption_lines()
 
 
-@pytest.mark.parametrize("flavour", ENGINES)
-@pytest.mark.parametrize("name", COURSES)
+@pytest.mark.parametrize(("name", "flavour"), [(name, flavour) for name, course in COURSES.items()
+                                                for flavour in course.flavours if flavour in ENGINES])
 def test_engine_autograde_succeeds(graded, name, flavour):
     """The engine's ``nbgrader autograde`` run ends without an error, as stock nbgrader's does."""
     engine = graded[name, flavour]
@@ -467,8 +543,7 @@ def test_stock_run_scores_as_nbgrader_says(graded, name):
     assert scores == NBGRADER_SAYS[name]
 
 
-@pytest.mark.parametrize("flavour", ENGINES)
-@pytest.mark.parametrize(("course", "student"), SUBMISSIONS)
+@pytest.mark.parametrize(("course", "student", "flavour"), ENGINE_SUBMISSIONS)
 def test_engine_grades_every_submission(graded, course, student, flavour):
     """The engine grades the submission: a gradebook row per notebook and a folder in autograded/."""
     stock, engine = graded[course.name, "stock"], graded[course.name, flavour]
@@ -480,8 +555,7 @@ def test_engine_grades_every_submission(graded, course, student, flavour):
     assert sorted(engine.notebooks[student]) == sorted(stock.notebooks[student])
 
 
-@pytest.mark.parametrize("flavour", ENGINES)
-@pytest.mark.parametrize(("course", "student"), SUBMISSIONS)
+@pytest.mark.parametrize(("course", "student", "flavour"), ENGINE_SUBMISSIONS)
 def test_engine_scores_as_stock(graded, course, student, flavour):
     """Automatic scores per notebook and per grade cell: equal to stock's, or for a cheat attempt at most."""
     stock, engine = graded[course.name, "stock"], graded[course.name, flavour]
@@ -505,7 +579,8 @@ def test_engine_scores_as_stock(graded, course, student, flavour):
                 f"{name}: {scores}\nthe engine's log:\n{_log_of(engine, student)}"
 
 
-@pytest.mark.parametrize("course", COURSES.values(), ids=COURSES)
+@pytest.mark.parametrize("course", [c for c in COURSES.values() if "engine-grade-class" in c.flavours],
+                         ids=[n for n, c in COURSES.items() if "engine-grade-class" in c.flavours])
 def test_hardened_grade_grades_each_student_after_the_first_in_a_kernel_started_ahead(graded, course):
     """The proof that ``engine-grade-class``'s scores and files are those of kernels started ahead: its log says so
     for every student but the first (nbgrader grades them in sorted order); none failed to start or answer."""
@@ -521,8 +596,7 @@ def _files(graded, folder):
     return {str(path.relative_to(folder)): path for path in folder.rglob("*") if path.is_file()}
 
 
-@pytest.mark.parametrize("flavour", ENGINES)
-@pytest.mark.parametrize(("course", "student"), SUBMISSIONS)
+@pytest.mark.parametrize(("course", "student", "flavour"), ENGINE_SUBMISSIONS)
 def test_engine_keeps_the_files_stock_keeps(graded, course, student, flavour):
     """autograded/STUDENT/ASSIGNMENT holds the files stock nbgrader leaves there (the notebook's own
     included), with the same content, and no other file that is not hidden; submitted/ is left as it was."""
@@ -555,3 +629,41 @@ def test_what_an_answer_prints_while_tested_is_in_the_graded_notebook_as_stock_h
     stock = _printed_by_shout(graded["faithful", "stock"], student)
     assert [line for _, line in stock] == ["debug: shout a", "debug: shout b", "debug: shout c"], stock
     assert _printed_by_shout(graded["faithful", flavour], student) == stock
+
+
+def test_magics_in_set_up_cells_leave_the_tests_to_the_trusted_judge(graded):
+    """``%matplotlib inline``, ``%reset -f``, ``%%capture`` and the like in the set-up cells no longer send a
+    notebook's tests to the kernel: with ``trusted_tests``, a wrong answer that patches ``math.isclose`` and
+    ``numpy.allclose`` in its kernel (which passes every test there, as stock nbgrader shows) scores what the plain
+    wrong answer scores, and the right one scores full. Only the test cell with a magic the judge cannot carry out
+    (``%env CHECKING=1``) runs in the kernel, as stock's: there the patch still works, and the log says so in one
+    line."""
+    stock, engine = graded["magics", "stock"], graded["magics", "engine-trusted"]
+    full = {"test_mean": 2.0, "test_mean_env": 1.0}
+    assert stock.notebooks["patched"]["stats"].auto_scores == full, "the patch works in a kernel"
+    assert stock.notebooks["wrong"]["stats"].auto_scores == {"test_mean": 0.0, "test_mean_env": 0.0}
+    scores = {student: engine.notebooks[student]["stats"].auto_scores for student in MAGICS_ANSWERS}
+    assert scores["right"] == full, engine.log[-3000:]
+    assert scores["patched"]["test_mean"] == scores["wrong"]["test_mean"] == 0.0, engine.log[-3000:]
+    assert scores["patched"]["test_mean_env"] == 1.0  # the one cell run in the kernel
+    said = [line for line in engine.log.splitlines() if "magics the trusted judge cannot carry out" in line]
+    assert len(said) == 1 and "test cell 5 (test_mean_env) `%env CHECKING=1`: it runs in the kernel" in said[0], said
+    assert "set-up cell cannot run in the grader" not in engine.log
+
+
+def _printed(graded, student, grade_id):
+    """What the cell `grade_id` of `student`'s graded ``stats.ipynb`` printed."""
+    notebook = nbformat.read(str(graded.folder / "autograded" / student / "ps1" / "stats.ipynb"), as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def test_the_sandboxed_kernel_inherits_only_the_harmless_part_of_the_graders_environment(graded):
+    """The sandboxed kernel sees the grader's LANG and TZ, as stock's kernel does, but not a variable off the list
+    (``POSENC_SECRET_TOKEN``); with PYTHONDONTWRITEBYTECODE in the grader's environment it leaves no
+    ``__pycache__`` beside the helper module the answer imports (test_engine_keeps_the_files_stock_keeps: no file
+    stock's does not leave)."""
+    stock, engine = graded["magics", "stock"], graded["magics", "engine-trusted"]
+    assert _printed(stock, "right", "setup") == "environment: C.utf8 Pacific/Chatham True\n"
+    assert _printed(engine, "right", "setup") == "environment: C.utf8 Pacific/Chatham False\n"
+    assert not list((engine.folder / "autograded").rglob("__pycache__"))

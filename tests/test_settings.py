@@ -52,6 +52,23 @@ def test_extra_arguments_are_added_to_not_replaced():
     assert execute.kernel_arguments() == arguments, "the arguments grow with each notebook graded"
 
 
+def test_the_graders_variables_that_reach_the_sandboxed_kernel_are_an_allow_list():
+    """``inherited_environment`` reaches the kernel as its arguments; its patterns let through only what they name,
+    never a variable the sandbox sets itself or one that changes what the kernel runs, even by a glob; naming one is
+    an error that says why. (That a real kernel sees them: tests/test_foreign_courses.py, the course ``magics``.)"""
+    config = Config({"ResilientExecute": {"sandbox": "off", "inherited_environment": ["TZ", "LC_*", "PYTHON*"]}})
+    arguments = ResilientExecute(config=config).kernel_arguments()
+    assert [a for a in arguments if a.startswith("--inherit-env=")] == \
+        ["--inherit-env=TZ", "--inherit-env=LC_*", "--inherit-env=PYTHON*"]
+    assert kernel.parse_options(arguments).inherit == ["TZ", "LC_*", "PYTHON*"]
+    grader = {"TZ": "Pacific/Chatham", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "POSENC_SECRET_TOKEN": "x",
+              "PYTHONPATH": "/home/grader/lib", "PYTHONSTARTUP": "/home/grader/start.py", "LD_PRELOAD": "/x.so"}
+    assert kernel.inherited(["TZ", "LC_*", "PYTHON*", "LD_*"], grader) == \
+        {"TZ": "Pacific/Chatham", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
+    with pytest.raises(Exception, match="PYTHONPATH never reaches the sandboxed kernel"):
+        ResilientExecute(config=Config({"ResilientExecute": {"inherited_environment": ["PYTHONPATH"]}}))
+
+
 # Every limit raised in nbgrader_config.py, and honoured -------------------------------------------
 
 RAISED = {name: 2 * default(name) for name in LIMITS}
