@@ -940,7 +940,7 @@ def lock_submissions_while_graded():
 
     @functools.wraps(init_destination)
     def locked_init_destination(self, assignment_id, student_id):
-        locks.let_go_all()  # the submission before, if its grading failed: this process grades one at a time
+        _let_go_of_submission(self)  # the one before, if its grading failed (mark_graded lets go of one graded)
         if student_id in (self.coursedir.student_id_exclude or "").split(","):
             return init_destination(self, assignment_id, student_id)
         folder = Path(self._format_dest(assignment_id, student_id)).absolute()
@@ -967,21 +967,29 @@ def lock_submissions_while_graded():
                              "run that starts now may take its folder for one left half-graded", student_id,
                              assignment_id, path, error)
             return init_destination(self, assignment_id, student_id)
+        self.hardened_grading_lock = path
         _remove_unfinished_folder(folder)
         go_on = init_destination(self, assignment_id, student_id)
         if not go_on:
-            locks.let_go(path)
+            _let_go_of_submission(self)
         return go_on
 
     def convert_notebooks_then_let_go(self):
         try:
             return convert_notebooks(self)
         finally:
-            locks.let_go_all()
+            _let_go_of_submission(self)
 
     locked_init_destination.holds_submission_locks = True
     Autograde.init_destination = locked_init_destination
     Autograde.convert_notebooks = convert_notebooks_then_let_go
+
+
+def _let_go_of_submission(converter):
+    """Let go of the lock of the submission that nbgrader's Autograde `converter` graded last, if it still holds it."""
+    path, converter.hardened_grading_lock = getattr(converter, "hardened_grading_lock", None), None
+    if path is not None:
+        locks.let_go(path)
 
 
 lock_submissions_while_graded()  # in every process that imports the engine's hooks: they grade with the locks
