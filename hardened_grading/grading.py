@@ -896,9 +896,9 @@ def remove_if_unfinished(folder):
     try:
         fd = locks.try_lock(path)
     except OSError as error:  # a file system without locks, a folder this user may not write
-        log.warning("hardened_grading: %s has no done-marker, and whether a live run is grading it cannot be told "
-                    "(its lock file %s: %s): it is left as it is. If no run is grading it, remove it, or grade it "
-                    "with --force", folder, path.name, error)
+        _say_once(log, f"hardened_grading: {folder} has no done-marker, and whether a live run is grading it cannot "
+                       f"be told (its lock file {path.name}: {error}): it is left as it is. If no run is grading it, "
+                       "remove it, or grade it with --force")
         return False
     if fd is None:
         who = locks.holder(path)  # once per process: nbgrader loads nbgrader_config.py, which calls this, thrice
