@@ -104,8 +104,13 @@ c.Autograde.autograde_preprocessors = [
     "hardened_grading.grading.CheckCellMetadata",  # nbgrader's check, its schema checked once
 ]
 
-# A run that was interrupted part-way leaves half-graded folders in autograded/; they are removed
-# when nbgrader starts, so that `nbgrader autograde posenc` again finishes the class.
+# A run that was interrupted part-way (Ctrl-C, killed, a reboot) leaves half-graded folders in autograded/; they are
+# removed when nbgrader starts, so that `nbgrader autograde posenc` again finishes the class. Only those: a run holds
+# a lock on each submission while it grades it (autograded/STUDENT/.hardened-grading-lock-ASSIGNMENT, beside the
+# graded folder; the system lets it go when the run ends, however it ends), and a folder whose lock is held is a
+# live run's, left alone, whatever its assignment (hardened_grading/locks.py). Two runs that come to the same
+# submission take turns: the second waits for the first, saying so, then skips it as graded (or grades it again
+# with --force).
 c.Autograde.post_convert_hook = "hardened_grading.grading.mark_graded"
 # The engine's done-marker stays in autograded/: nbgrader never copies it into a student's feedback.
 c.CourseDirectory.ignore = [*CourseDirectory.class_traits()["ignore"].default(), GRADED_MARKER]

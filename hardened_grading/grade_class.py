@@ -19,6 +19,9 @@ hardening included, into the same ``autograded/`` folders and gradebook.
 - Ctrl-C, or a run killed part-way, leaves the submissions graded so far; running the same command again
   finishes the class (half-graded folders are removed first, as ``nbgrader autograde`` does here), and
   skips what was graded unless ``--force``.
+- Another run may grade in the same course at once (``nbgrader autograde``, another ``hardened-grade``, of any
+  assignment): each worker holds the lock of the submission it grades (:mod:`hardened_grading.locks`), so no
+  clean-up removes a live run's folder, and two runs that come to the same submission take turns.
 - The gradebook is nbgrader's ``CourseDirectory.db_url``: the course's SQLite file by default, which every
   worker writes to with a busy timeout (``GradeClass.sqlite_timeout``), or a PostgreSQL database
   (``postgresql://...``) shared by shards on several machines.
@@ -249,6 +252,9 @@ def work(course, db_url, log_path, connection, parent):
         os.dup2(log.fileno(), 2)
     os.environ["PATH"] = nbgrader_env()["PATH"]  # nbgrader runs `alembic`: the one beside this Python
     try:
+        from .grading import lock_submissions_while_graded
+
+        lock_submissions_while_graded()  # each submission's lock held while it is graded (hardened_grading.locks)
         config = load_config(course)
         config.CourseDirectory.db_url = db_url
         api = nbgrader_api(config)
@@ -527,7 +533,9 @@ def run(args):
     except SystemExit as stop:  # the sandbox is required and cannot be made here: it says what to do
         raise UsageError(str(stop).removeprefix("hardened_grading: ")) from None
     prepare_gradebook(db_url, config.CourseDirectory.get("course_id", "default_course"), args.assignment)
-    remove_unfinished(course, set(students))  # only this run's students: other shards may be grading theirs
+    # What runs that ended left half-graded, of this run's students only (a shard's own, even where the course's
+    # file system has no locks across machines); never a folder that a live run is grading.
+    remove_unfinished(course, set(students))
     ahead.remove_staging_folders(course)  # of workers killed outright (a live one's are its own)
 
     to_skip = 0 if args.force else sum(graded_marker(course, s, args.assignment) is not None for s in students)

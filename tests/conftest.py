@@ -25,7 +25,7 @@ TIERS = {
 # The modules that run real grading, heaviest first (by their time in a full run; `--durations` at the end of
 # each run shows it): the suite starts them first, so that no long module is left to run alone at the end.
 SLOW_MODULES = ("test_grade_class", "test_pythons", "test_grading_advanced", "test_grading", "test_grading_current",
-                "test_grade_class_runs", "test_attacks_folder",
+                "test_grade_class_runs", "test_attacks_folder", "test_two_graders",
                 "test_mutation", "test_slurm",
                 "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_inert_browser", "test_sandbox", "test_hostile_output",
                 "test_hostile_channels",

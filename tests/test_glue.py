@@ -6,17 +6,21 @@ piece broke.
 - :class:`hardened_grading.release.AnswerStubs`, nbgrader's ``ClearSolutions`` for ``generate_assignment``;
 - :class:`hardened_grading.grading.TolerantNotebookExporter`, ``Autograde.exporter_class``;
 - :func:`hardened_grading.grading.mark_graded` (``Autograde.post_convert_hook``) and
-  :func:`hardened_grading.grading.remove_unfinished`, which finish an interrupted run;
+  :func:`hardened_grading.grading.remove_unfinished`, which finish an interrupted run, with the submissions'
+  locks (:mod:`hardened_grading.locks`), which keep a live run's folders from it;
 - :func:`hardened_grading.release.generate_assignment_preprocessors`.
 
 The renamed-notebook hook has its own module, ``test_renamed``; the restore of locked cells, ``test_restore``.
 """
+
+import os
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from traitlets.config import Config
 
+from hardened_grading import locks
 from hardened_grading.cells import META, UNREADABLE
 from hardened_grading.grading import GRADED_MARKER, TolerantNotebookExporter, mark_graded, remove_unfinished
 from hardened_grading.release import AnswerStubs, assigned_names, generate_assignment_preprocessors
@@ -171,15 +175,61 @@ def test_a_run_interrupted_part_way_is_finished_by_the_next(course):
     mark_graded("a", "done", [str(course / "submitted" / "done" / "a" / "nb.ipynb")])
     assert (done / GRADED_MARKER).exists()
     half = autograded_folder(course, "half")  # a notebook written, the post-convert hook never reached
-    empty = autograded_folder(course, "empty", notebooks=())  # nbgrader made the folder, nothing in it yet
+    early = autograded_folder(course, "early", notebooks=())  # killed before the notebook: nbgrader would skip it
+    staging = autograded_folder(course, ".ahead-host-1-x")  # a worker's staging folder (ahead): not a student's
     remove_unfinished(course)
-    assert done.exists() and not half.exists() and empty.exists()
+    assert done.exists() and not half.exists() and not early.exists() and staging.exists()
+
+
+def test_a_folder_a_live_run_holds_is_left_alone(course):
+    """While a run holds a half-graded folder's lock (here another descriptor of this process: flock tells them
+    apart), the clean-up leaves the folder; once the lock is let go, it removes it."""
+    live = autograded_folder(course, "live")
+    fd = locks.try_lock(locks.lock_file(live))
+    assert fd is not None and locks.try_lock(locks.lock_file(live)) is None
+    try:
+        remove_unfinished(course)
+        assert live.exists()
+    finally:
+        locks.release(fd)
+    remove_unfinished(course)
+    assert not live.exists()
+    assert locks.lock_file(live).exists(), "a lock file is never removed: a run may be waiting on it"
+
+
+def test_mark_graded_lets_go_of_the_submissions_lock(course):
+    folder = autograded_folder(course, "s")
+    locks.hold(locks.lock_file(folder))
+    try:
+        assert locks.holds(locks.lock_file(folder))
+        mark_graded("a", "s", [str(course / "submitted" / "s" / "a" / "nb.ipynb")])
+        assert not locks.holds(locks.lock_file(folder))
+        fd = locks.try_lock(locks.lock_file(folder))  # another run may take it now
+        assert fd is not None
+        locks.release(fd)
+    finally:
+        locks.let_go_all()
+
+
+def test_a_waiting_run_hears_who_holds_the_lock(course):
+    path = locks.lock_file(course / "autograded" / "s" / "a")
+    fd = locks.try_lock(path)
+    assert locks.holder(path).startswith(f"pid {os.getpid()} on ")
+    heard = []
+
+    def let_go(who):  # called once, while the lock is held: then let go, so that the wait ends
+        heard.append(who)
+        locks.release(fd)
+
+    locks.release(locks.wait_for_lock(path, let_go))
+    assert len(heard) == 1 and heard[0].startswith(f"pid {os.getpid()} on ")
+    assert locks.holder(path) == "", "a lock let go says no holder"
 
 
 def test_a_shard_removes_only_its_own_students_unfinished_folders(course):
     mine, theirs = autograded_folder(course, "mine"), autograded_folder(course, "theirs")
     remove_unfinished(course, students={"mine"})
-    assert not mine.exists() and theirs.exists(), "another shard may be grading 'theirs' right now"
+    assert not mine.exists() and theirs.exists(), "another shard's folders are its own to look at"
 
 
 def test_mark_graded_of_nothing_marks_nothing(course):
