@@ -27,6 +27,7 @@ import linecache
 import os
 import random
 import re
+import sys
 import traceback
 import warnings
 from pathlib import Path
@@ -571,13 +572,13 @@ class Judge:
         return self._decode(reply["value"])
 
     def _printed(self, chunks):
-        """Keep what a call printed (``[[stream name, text], ...]``), after what the cell printed before it, within
-        :attr:`max_output` characters in all."""
+        """Print here what a call printed there (``[[stream name, text], ...]``), as the test's own lines are: after
+        what the cell printed before it (or into what captures it, ``%%capture``), within :attr:`max_output`
+        characters in all."""
         for chunk in chunks if isinstance(chunks, list) else []:
-            if not (isinstance(chunk, list) and len(chunk) == 2 and chunk[0] in ("stdout", "stderr")
-                    and isinstance(chunk[1], str)):
-                continue
-            _append(self.streams, chunk[0], chunk[1], self.max_output)
+            if isinstance(chunk, list) and len(chunk) == 2 and chunk[0] in ("stdout", "stderr") \
+                    and isinstance(chunk[1], str):
+                (sys.stdout if chunk[0] == "stdout" else sys.stderr).write(chunk[1])
 
     def _kernel_state(self, reply):
         """The kernel's state the cell runs under (:func:`hardened_grading.agent.kernel_state`), checked: the
@@ -638,7 +639,8 @@ class Judge:
                 state = self._kernel_state(self._begin(predicted))
                 # The cell runs as in the kernel: under the numpy error state and print options the student's
                 # code left there, in the folder the kernel is in (when it is the notebook's or one inside it).
-                with contextlib.redirect_stdout(_StreamTo(self, "stdout")), numpy.errstate(**state["errstate"]), \
+                with contextlib.redirect_stdout(_StreamTo(self, "stdout")), \
+                        contextlib.redirect_stderr(_StreamTo(self, "stderr")), numpy.errstate(**state["errstate"]), \
                         numpy.printoptions(**{**setup.get(PRINT_OPTIONS, {}), **state["printoptions"]}), \
                         _working_folder(state["folder"]):
                     for number, statement in enumerate(statements):

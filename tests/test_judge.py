@@ -350,3 +350,37 @@ def test_a_passing_test_cell_whose_last_value_is_a_number_scores_it(last, output
     record_verdict(cell, the_judge.checks, stdout, error, per_check=False, result=the_judge.result)
     assert error is None and [o.output_type for o in cell.outputs] == outputs
     assert engine_meta(cell)["score"] == score
+
+
+def _printing_kernel(printed):
+    """A kernel stand-in whose every call returns 1, having printed `printed` (``[[stream, text], ...]``)."""
+    def ask(request):
+        if request["op"] == "call":
+            return {"status": "ok", "value": agent.encode(1), "printed": printed}
+        return {"status": "ok", "values": {}}
+    return ask
+
+
+def test_what_the_test_and_its_calls_print_is_kept_in_order_each_on_its_stream():
+    the_judge = judge.Judge(_printing_kernel([["stdout", "in f\n"], ["stderr", "debug\n"]]))
+    stdout, error = the_judge.run("print('before')\nf()\nimport sys\nprint('own', file=sys.stderr)\nprint('after')",
+                                  {}, "<t>", functions={"f"})
+    assert error is None and stdout == "before\nin f\nafter\n"
+    assert the_judge.streams == [["stdout", "before\nin f\n"], ["stderr", "debug\nown\n"], ["stdout", "after\n"]]
+
+
+def test_what_is_printed_past_max_output_is_dropped_and_said_once():
+    the_judge = judge.Judge(_printing_kernel([["stdout", "x" * 30]]), max_output=50)
+    the_judge.run("for _ in range(5):\n    f()", {}, "<t>", functions={"f"})
+    text = "".join(text for _, text in the_judge.streams)
+    assert text.startswith("x" * 50 + "\n[more output was dropped") and text.count("dropped") == 1, text
+
+
+def test_a_kernel_that_cannot_say_its_state_leaves_the_graders():
+    """The kernel's state is its word: a malformed one (an unknown action, a print option of the wrong type, a
+    folder outside the notebook's) is not taken."""
+    state = judge.Judge(lambda request: {})._kernel_state(
+        {"errstate": {"divide": "raise", "over": "explode", "bogus": "raise"}, "cwd": "/etc",
+         "printoptions": {"precision": "3", "linewidth": 10**12, "threshold": 5, "formatter": {"all": "x"}}})
+    assert state == {"errstate": {"divide": "raise"}, "printoptions": {"threshold": 5}, "folder": None,
+                     "warnings_to": "stderr"}
