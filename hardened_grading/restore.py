@@ -38,12 +38,12 @@ The graded notebook is nbformat 4.5 at least, every cell with its id, whatever v
 (VS Code and Jupyter before 2021 save 4.4, without ids; 4.0 to 4.3 have none either). The restored cells
 are the release's, with its ids, and nbformat 4.4 does not allow an id: nbgrader would log "Notebook JSON
 is invalid" and write a notebook that ``nbformat.validate`` rejects. Keeping the student's 4.4 and
-dropping the ids would do too (stock nbgrader 0.9 keeps the version: its cells have no ids); but 4.5 is
-the release's format, the restored cells keep the ids that name them in the release (its progress cell
-reads them), and any step that adds a cell stays valid: ``nbformat.v4.new_code_cell`` always gives an id,
-and nbformat fills in a missing id of a 4.5 notebook, where it rejects an id in 4.4. The upgrade loses
-nothing (nbformat's own ``v4.upgrade`` adds ids the same way); a cell keeps its id unless another cell has
-it (the release's cell keeps it) or it has none.
+dropping the ids would do too (stock nbgrader 0.9 keeps the version: the cells it adds have no ids); but
+4.5 is the release's format, the restored cells keep the ids that name them in the release, and any later
+step that adds a cell keeps the notebook valid: ``nbformat.v4.new_code_cell`` always gives an id, and
+nbformat fills in a missing id of a 4.5 notebook, where it rejects an id in 4.4. The upgrade loses nothing
+(nbformat's own ``v4.upgrade`` adds ids the same way); a cell keeps its id unless it has none, an invalid
+one, or one that a restored cell has (which keeps it).
 """
 
 import bisect
@@ -114,36 +114,42 @@ def answer_copies(submission, release):
     answer (the module's rule), and one line about each duplicated answer cell, for the log."""
     names = [grade_id(cell) for cell in release.cells if grade_id(cell)]
     answers = {grade_id(cell): cell for cell in release.cells if grade_id(cell) and nbgrader_meta(cell).get("solution")}
-    found = {}
+    found, first_at = {}, {}
     for index, cell in enumerate(submission.cells):
+        if grade_id(cell):
+            first_at.setdefault(grade_id(cell), index)
         if grade_id(cell) in answers:
             found.setdefault(grade_id(cell), []).append(index)
     chosen, notes = {}, []
     for name, indices in found.items():
-        after = [other for other in names[names.index(name) + 1:] if other not in answers]
-        test = next((i for i, cell in enumerate(submission.cells) if after and grade_id(cell) == after[0]), None)
-        above = [i for i in indices if test is None or i < test]
+        test = next((other for other in names[names.index(name) + 1:] if other not in answers), None)
+        above = [i for i in indices if i < first_at.get(test, len(submission.cells))]
         release_id = answers[name].get("id")
         with_id = [i for i in above or indices if release_id and submission.cells[i].get("id") == release_id]
         chosen[name] = with_id[0] if len(with_id) == 1 else (above or indices)[0]
         if len(indices) > 1:
-            which = ("the copy with the release's cell id" if len(with_id) == 1 else "the first copy") + \
-                (" above its test" if above else ", none being above its test")
-            others = [i + 1 for i in indices if i != chosen[name]]
-            notes.append(f"answer cell {name} appears more than once (cells {', '.join(str(i + 1) for i in indices)} "
-                         f"of the notebook): cell {chosen[name] + 1}, {which}, is graded as the answer; the other "
-                         f"cop{'y' if len(others) == 1 else 'ies'} (cell {', '.join(map(str, others))}) "
-                         f"{'runs' if len(others) == 1 else 'run'} where the student put "
-                         f"{'it' if len(others) == 1 else 'them'}, as an ordinary cell")
+            which = "the copy with the release's cell id" if len(with_id) == 1 else "the first copy"
+            where = "" if test not in first_at else " above its test" if above else ", none being above its test"
+            notes.append(_copies_note(name, indices, chosen[name], which + where))
     return chosen, notes
+
+
+def _copies_note(name, indices, chosen, which):
+    """The log's line about answer cell `name`'s copies at `indices`, of which `chosen` is the answer."""
+    others = [str(i + 1) for i in indices if i != chosen]
+    one = len(others) == 1
+    return (f"answer cell {name} appears more than once (cells {', '.join(str(i + 1) for i in indices)} of the "
+            f"notebook): cell {chosen + 1}, {which}, is graded as the answer; the other "
+            f"{'copy (cell' if one else 'copies (cells'} {', '.join(others)}) {'runs' if one else 'run'} where the "
+            f"student put {'it' if one else 'them'}, as an ordinary cell")
 
 
 def with_cell_ids(cells, restored):
     """`cells`, each with a cell id of its own (nbformat 4.5): a restored cell (``restored[i]``) keeps the
     release's, any other its own unless it has none, an invalid one or one taken; a new one then."""
-    taken = {cell.get("id") for cell, mine in zip(cells, restored) if mine}
-    for cell, mine in zip(cells, restored):
-        if mine and cell.get("id"):
+    taken = {cell.get("id") for cell, is_restored in zip(cells, restored) if is_restored}
+    for cell, is_restored in zip(cells, restored):
+        if is_restored and cell.get("id"):
             continue
         if not (isinstance(cell.get("id"), str) and CELL_ID.fullmatch(cell.id) and cell.id not in taken):
             cell.id = next(new for new in iter(random_cell_id, None) if new not in taken)

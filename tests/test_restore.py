@@ -183,6 +183,21 @@ def test_of_copies_above_its_test_the_one_with_the_releases_id_is_the_answer():
     assert "the copy with the release's cell id above its test" in line
 
 
+def test_of_an_answer_with_no_test_after_it_the_original_is_the_answer():
+    """The release's last cell an answer (graded by hand, say): every copy counts as above its test."""
+    def ends_in_an_answer():
+        notebook = release()
+        notebook.cells.append(answer("a4"))
+        notebook.cells[-1].id = "cell-last"
+        return notebook
+    mine = nbformat.from_dict(copy.deepcopy(ends_in_an_answer()))
+    copy_of("a4", "a copy", cell_id="new", at=lambda nb, name: 0)(mine)
+    cells, problems, [line] = restore(mine, ends_in_an_answer())
+    assert sources(cells) == sources(mine.cells) and problems == []
+    assert graded_answer(cells, "a4") is cells[-1]
+    assert "cell 14, the copy with the release's cell id, is graded as the answer; the other copy (cell 1)" in line
+
+
 def test_an_answer_copied_and_moved_below_its_test_is_graded_as_a_moved_answer():
     """No copy above the test (the student moved the answer below it): the copy with the release's id is the
     answer, and the test goes back under it, after the student's cells there, as for a single answer moved
