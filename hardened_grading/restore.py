@@ -13,17 +13,45 @@ helpers) are the release's, whatever the student did to them:
   student's own cells there), as nbgrader's ``add_missing_cells`` does;
 - a duplicated one counts once (its first copy); one moved out of the release's order goes back in its
   place, so that no test runs before the answer it tests;
-- an answer cell is matched by ``grade_id``: the student's source under the release's metadata. Of a
-  duplicated answer cell, the last copy is the answer and earlier copies stay as the student's cells.
-  A deleted one is not put back: the student's own cells may define what it did, as in Validate.
+- an answer cell is matched by ``grade_id``: the student's source under the release's metadata. A deleted
+  one is not put back: the student's own cells may define what it did, as in Validate.
+
+A duplicated answer cell (a student copied it, to try something out, and maybe edited the copy) is graded
+as the original, and nothing is moved: of its copies, the answer is
+
+1. the copy above its test cell (the release's next locked cell) whose cell id is the release's;
+2. when no copy, or more than one, is so (a v4.4 notebook has no ids; a copy made by editing the file
+   keeps the id), the first copy above its test cell: a pasted copy goes below the cell copied, in
+   JupyterLab and VS Code alike;
+3. when no copy is above its test cell, the copy with the release's id, else the first, as a single
+   answer cell that the student moved below its test (which then goes back under it).
+
+Every other copy stays where the student put it, an ordinary cell without nbgrader metadata: it runs in
+the top-to-bottom run as in the student's own, and redefines what it defines for the cells below it,
+as there. Stock nbgrader 0.9 grades no such notebook (its ``DeduplicateIds`` leaves a copy with empty
+nbgrader metadata, which its ``CheckCellMetadata`` refuses as an "old version"), and ``nbgrader validate``
+refuses it ("Duplicate grade id"). The log says which copy was taken, in one line per answer cell.
 
 Every other cell is kept once, where it is, with its nbgrader metadata removed: it is run, never graded.
+
+The graded notebook is nbformat 4.5 at least, every cell with its id, whatever version it was saved in
+(VS Code and Jupyter before 2021 save 4.4, without ids; 4.0 to 4.3 have none either). The restored cells
+are the release's, with its ids, and nbformat 4.4 does not allow an id: nbgrader would log "Notebook JSON
+is invalid" and write a notebook that ``nbformat.validate`` rejects. Keeping the student's 4.4 and
+dropping the ids would do too (stock nbgrader 0.9 keeps the version: the cells it adds have no ids); but
+4.5 is the release's format, the restored cells keep the ids that name them in the release, and any later
+step that adds a cell keeps the notebook valid: ``nbformat.v4.new_code_cell`` always gives an id, and
+nbformat fills in a missing id of a 4.5 notebook, where it rejects an id in 4.4. The upgrade loses nothing
+(nbformat's own ``v4.upgrade`` adds ids the same way); a cell keeps its id unless it has none, an invalid
+one, or one that a restored cell has (which keeps it).
 """
 
 import bisect
 import copy
+import re
 
 import nbformat
+from nbformat.v4.nbbase import random_cell_id
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .cells import course_root, grade_id, nbgrader_meta
@@ -78,6 +106,57 @@ def longest_increasing(values):
     return set(chain)
 
 
+CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")  #: a cell id as nbformat 4.5's schema allows it
+
+
+def answer_copies(submission, release):
+    """``{grade_id: index}`` of the copy of each answer cell of `release` in `submission` that is its
+    answer (the module's rule), and one line about each duplicated answer cell, for the log."""
+    names = [grade_id(cell) for cell in release.cells if grade_id(cell)]
+    answers = {grade_id(cell): cell for cell in release.cells if grade_id(cell) and nbgrader_meta(cell).get("solution")}
+    found, first_at = {}, {}
+    for index, cell in enumerate(submission.cells):
+        if grade_id(cell):
+            first_at.setdefault(grade_id(cell), index)
+        if grade_id(cell) in answers:
+            found.setdefault(grade_id(cell), []).append(index)
+    chosen, notes = {}, []
+    for name, indices in found.items():
+        test = next((other for other in names[names.index(name) + 1:] if other not in answers), None)
+        above = [i for i in indices if i < first_at.get(test, len(submission.cells))]
+        release_id = answers[name].get("id")
+        with_id = [i for i in above or indices if release_id and submission.cells[i].get("id") == release_id]
+        chosen[name] = with_id[0] if len(with_id) == 1 else (above or indices)[0]
+        if len(indices) > 1:
+            which = "the copy with the release's cell id" if len(with_id) == 1 else "the first copy"
+            where = "" if test not in first_at else " above its test" if above else ", none being above its test"
+            notes.append(_copies_note(name, indices, chosen[name], which + where))
+    return chosen, notes
+
+
+def _copies_note(name, indices, chosen, which):
+    """The log's line about answer cell `name`'s copies at `indices`, of which `chosen` is the answer."""
+    others = [str(i + 1) for i in indices if i != chosen]
+    one = len(others) == 1
+    return (f"answer cell {name} appears more than once (cells {', '.join(str(i + 1) for i in indices)} of the "
+            f"notebook): cell {chosen + 1}, {which}, is graded as the answer; the other "
+            f"{'copy (cell' if one else 'copies (cells'} {', '.join(others)}) {'runs' if one else 'run'} where the "
+            f"student put {'it' if one else 'them'}, as an ordinary cell")
+
+
+def with_cell_ids(cells, restored):
+    """`cells`, each with a cell id of its own (nbformat 4.5): a restored cell (``restored[i]``) keeps the
+    release's, any other its own unless it has none, an invalid one or one taken; a new one then."""
+    taken = {cell.get("id") for cell, is_restored in zip(cells, restored) if is_restored}
+    for cell, is_restored in zip(cells, restored):
+        if is_restored and cell.get("id"):
+            continue
+        if not (isinstance(cell.get("id"), str) and CELL_ID.fullmatch(cell.id) and cell.id not in taken):
+            cell.id = next(new for new in iter(random_cell_id, None) if new not in taken)
+        taken.add(cell.id)
+    return cells
+
+
 def restore(submission, release, locked=None):
     """The graded notebook's cells: `submission`'s, with `release`'s locked cells restored.
 
@@ -92,8 +171,11 @@ def restore(submission, release, locked=None):
     Returns
     -------
     cells : list of nbformat.NotebookNode
+        Each with a cell id (nbformat 4.5).
     problems : list of str
-        What the student did to the release's cells, for the log; empty when nothing.
+        What the student did to the release's locked cells, for the log; empty when nothing.
+    copies : list of str
+        One line for each answer cell that appears more than once: which copy is graded as the answer.
 
     Examples
     --------
@@ -102,9 +184,9 @@ def restore(submission, release, locked=None):
     ...     return new_code_cell(source, metadata={"nbgrader": {"grade_id": name, kind: True}})
     >>> release = new_notebook(cells=[graded("solution", "a", "stub"), graded("grade", "t", "test")])
     >>> mine = new_notebook(cells=[new_code_cell("draft"), graded("solution", "a", "mine")])
-    >>> cells, problems = restore(mine, release)
-    >>> [c.source for c in cells], problems
-    (['draft', 'mine', 'test'], ['1 test cell(s) deleted'])
+    >>> cells, problems, copies = restore(mine, release)
+    >>> [c.source for c in cells], problems, copies
+    (['draft', 'mine', 'test'], ['1 test cell(s) deleted'], [])
     """
     locked = locked or {}
     ids = [grade_id(cell) for cell in release.cells if grade_id(cell)]
@@ -123,11 +205,11 @@ def restore(submission, release, locked=None):
         cell.source = source if source is not None else locked.get(name, cell.source)
         return cell
 
-    last_copy = {grade_id(cell): index for index, cell in enumerate(submission.cells) if grade_id(cell) in answers}
+    answer_at, copies = answer_copies(submission, release)
     cells, names, own, seen = [], [], [], set()  # names[i]: the release id of cells[i], or None
     for index, cell in enumerate(submission.cells):
         name = grade_id(cell)
-        if name in answers and last_copy[name] == index:
+        if name in answers and answer_at[name] == index:
             cells.append(restored(name, cell.source)), names.append(name), own.append(False)
         elif name in order and name not in answers:
             if name in seen:
@@ -138,8 +220,6 @@ def restore(submission, release, locked=None):
                 edited.append(name)
             cells.append(restored(name)), names.append(name), own.append(False)
         else:
-            if name in answers:
-                problems.append(f"answer cell {name} appears more than once")
             cells.append(plain(cell)), names.append(None), own.append(cell.source not in release_sources)
 
     if edited:
@@ -168,7 +248,7 @@ def restore(submission, release, locked=None):
     for cell in cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    return cells, problems
+    return with_cell_ids(cells, [name is not None for name in names]), problems, copies
 
 
 def _place(names, own, order, name):
@@ -188,7 +268,8 @@ def _place(names, own, order, name):
 
 class RestoreReleaseCells(NbGraderPreprocessor):
     """First of ``Autograde.sanitize_preprocessors``: grade the student's notebook as it is, with the
-    release's locked cells restored (:func:`restore`); the notebook's metadata is the release's."""
+    release's locked cells restored (:func:`restore`); the notebook's metadata is the release's, and its
+    format nbformat 4.5 at least, every cell with an id, whichever version it was saved in."""
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
@@ -199,9 +280,14 @@ class RestoreReleaseCells(NbGraderPreprocessor):
             self.log.warning("hardened_grading: no release/%s/%s.ipynb to restore the tests from; grading as submitted",
                              assignment, notebook_id)
             return nb, resources
-        nb.cells, problems = restore(nb, release, locked_sources(info.get("db_url"), assignment, notebook_id))
+        nb.cells, problems, copies = restore(nb, release, locked_sources(info.get("db_url"), assignment, notebook_id))
         if problems:
             self.log.warning("hardened_grading: student %r: %s; graded with the original tests", student, "; ".join(problems))
+        for line in copies:
+            self.log.warning("hardened_grading: student %r: %s. If another copy is the answer, delete the others from "
+                             "submitted/%s/%s/%s.ipynb and grade it again: nbgrader autograde %s --student %s --force",
+                             student, line, student, assignment, notebook_id, assignment, student)
         nb.metadata = copy.deepcopy(release.metadata)
+        nb.nbformat, nb.nbformat_minor = 4, max(nb.get("nbformat_minor", 0), 5)  # cell ids (module docstring)
         return nb, resources
 

@@ -3,14 +3,20 @@
 Each row of :data:`HABITS` is a correct submission (the reference answers) worked with one habit that
 real students have: cells added at the top, between an answer and its test, after a test and at the
 end; an edited set-up cell; a wrong first draft above a function that a later exercise reuses; helpers
-in a cell of their own; markdown notes; saved outputs. The rows that say ``verdict=False`` are habits
-whose top-to-bottom run really fails (a wrong draft *below* the right answer): there, autograde must
-take points too. One ``nbgrader autograde`` run grades the class and one ``nbgrader validate`` run
+in a cell of their own; markdown notes; saved outputs; a copy of an answer cell below its test, edited
+into an experiment or not; a notebook saved by VS Code (nbformat 4.4, no cell ids). The rows that say
+``verdict=False`` are habits whose top-to-bottom run really fails (a wrong draft *below* the right
+answer): there, autograde must take points too. One ``nbgrader autograde`` run grades the class and one ``nbgrader validate`` run
 validates every submission; each row asserts that
 
 - the score is full exactly when Validate says "Success!";
 - every cell the student added is in the graded notebook exactly once, where the student put it
-  (between the same neighbours).
+  (between the same neighbours);
+- the graded notebook is the student's cells in the student's order, the locked ones restored: nothing is
+  moved that the student did not move.
+
+No log line of the autograde run, nor of a ``generate_feedback`` run of the notebook saved as nbformat 4.4,
+says a notebook is invalid, and every graded notebook validates.
 """
 
 import copy
@@ -102,6 +108,39 @@ def saved_outputs(notebook):
     return executed
 
 
+PAIR_NORMS_EXPERIMENT = """def pair_norms(x):
+    # trying it without hypot: are the squares enough?
+    x = np.asarray(x)
+    return x[..., 0::2] ** 2 + x[..., 1::2] ** 2
+
+print(pair_norms([3.0, 4.0, 0.0, 2.0]))"""
+
+
+def copy_answer_below_its_test(name, habit=None, source=None):
+    """Copy answer cell `name` right below its test cell, as JupyterLab's copy and paste does (the nbgrader
+    metadata kept, a new cell id); with `source`, the copy is edited into that (marked as the `habit`'s)."""
+    def edit(notebook):
+        copied = nbformat.from_dict(copy.deepcopy(notebook.cells[index_of(notebook, name)]))
+        copied.id = nbformat.v4.new_code_cell().id
+        if source is not None:
+            copied.source = f"# {mark(habit)}\n{source}"
+        notebook.cells.insert(index_of(notebook, f"{name}_test") + 1, copied)
+        return notebook
+    return edit
+
+
+SAVED_AS_4_4 = "saved-as-nbformat-4.4"
+
+
+def saved_as_nbformat_4_4(notebook):
+    """Saved by VS Code (or an older Jupyter): nbformat 4.4, whose cells have no ids."""
+    notebook.nbformat_minor = 4
+    for cell in notebook.cells:
+        cell.pop("id", None)
+    nbformat.validate(notebook)
+    return notebook
+
+
 @dataclass(frozen=True)
 class Habit:
     name: str
@@ -131,6 +170,11 @@ HABITS = [
         functions={"rotation_2d": "def rotation_2d(angle):\n    return my_rotation(angle)"}),
     Habit("markdown-notes", markdown_notes),
     Habit("saved-outputs", saved_outputs),
+    # an experiment below ex05's test: the top-to-bottom run tests the answer above, and nothing later uses it
+    Habit("edited-answer-copy-below-its-test", copy_answer_below_its_test(
+        "ex05_pair_norms", "edited-answer-copy-below-its-test", PAIR_NORMS_EXPERIMENT)),
+    Habit("answer-copy-below-its-test", copy_answer_below_its_test("ex05_pair_norms")),
+    Habit(SAVED_AS_4_4, saved_as_nbformat_4_4),
 ]
 
 
@@ -150,17 +194,27 @@ def graded(tmp_path_factory):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return SimpleNamespace(course=course, submitted=submitted, log=result.stdout + result.stderr,
                            scores=report.exercise_scores(course / "gradebook.db"),
-                           verdicts=verdicts(paths))
+                           verdicts=verdicts(paths, tmp_path_factory.mktemp("validated")))
 
 
-def verdicts(paths):
+def verdicts(paths, folder):
     """``{student: True for "Success!", False for failing tests}``, as the notebook's Validate button
-    says: nbgrader's own ``Validator``, which its server extension runs for the button."""
+    says: nbgrader's own ``Validator``, which its server extension runs for the button.
+
+    Validate refuses a notebook with a grade id twice (a copied answer cell: "Duplicate grade id"): it is
+    validated with the nbgrader metadata of each later copy removed, which changes nothing of its
+    top-to-bottom run, the verdict."""
     from nbgrader.validator import Validator
 
     found = {}
     for student, path in paths.items():
-        result = Validator().validate(str(path))
+        notebook, seen = nbformat.read(path, as_version=4), set()
+        for cell in notebook.cells:
+            if grade_id(cell) and grade_id(cell) in seen:
+                del cell.metadata["nbgrader"]
+            seen.add(grade_id(cell))
+        nbformat.write(notebook, folder / f"{student}.ipynb")
+        result = Validator().validate(str(folder / f"{student}.ipynb"))
         assert set(result) <= {"failed"}, f"{student}: Validate says {sorted(result)}"  # not changed/locked cells
         found[student] = not result.get("failed")
     return found
@@ -208,12 +262,61 @@ def test_each_added_cell_is_graded_once_where_the_student_put_it(graded, habit):
 
 
 def test_the_graded_notebook_runs_the_students_cells_and_nothing_twice(graded):
-    """No cell of the graded notebook appears twice (the rebuild once copied cells 47 times)."""
+    """No cell of the graded notebook appears more often than in the student's (the rebuild once copied cells
+    47 times)."""
+    def code_sources(notebook):
+        return [cell.source for cell in notebook.cells if cell.cell_type == "code" and cell.source.strip()]
+
     for habit in HABITS:
-        autograded = nbformat.read(graded.course / "autograded" / habit.name / ASSIGNMENT / NOTEBOOK, as_version=4)
-        sources = [cell.source for cell in autograded.cells if cell.cell_type == "code" and cell.source.strip()]
-        doubled = {s[:60] for s in sources if sources.count(s) > 1}
+        sent = code_sources(graded.submitted[habit.name])
+        sources = code_sources(autograded_notebook(graded, habit))
+        doubled = {s[:60] for s in sources if sources.count(s) > max(1, sent.count(s))}
         assert not doubled, f"{habit.name}: cells graded more than once: {sorted(doubled)[:3]}"
+
+
+def autograded_notebook(graded, habit):
+    return nbformat.read(graded.course / "autograded" / habit.name / ASSIGNMENT / NOTEBOOK, as_version=4)
+
+
+@pytest.mark.parametrize("habit", HABITS, ids=lambda h: h.name)
+def test_the_graded_notebook_is_the_students_cells_in_the_students_order(graded, habit):
+    """Nothing is moved that the student did not move: cell for cell, the graded notebook is the student's (a
+    locked cell named by its grade id: its hidden tests are put back). A copy of an answer cell stays where the
+    student put it, as an ordinary cell, and its test stays where it was."""
+    def cells(notebook):
+        return [grade_id(cell) if cell.metadata.get("nbgrader", {}).get("locked") else cell.source
+                for cell in notebook.cells]
+
+    assert cells(autograded_notebook(graded, habit)) == cells(graded.submitted[habit.name])
+
+
+@pytest.mark.parametrize("student", ["edited-answer-copy-below-its-test", "answer-copy-below-its-test"])
+def test_the_log_says_in_one_line_which_copy_of_an_answer_is_graded_and_what_to_do(graded, student):
+    lines = [line for line in graded.log.splitlines() if f"student {student!r}: answer cell" in line]
+    assert len(lines) == 1, lines
+    assert "answer cell ex05_pair_norms appears more than once" in lines[0]
+    assert "the copy with the release's cell id above its test, is graded as the answer" in lines[0]
+    assert lines[0].endswith(f"nbgrader autograde {ASSIGNMENT} --student {student} --force")
+
+
+@pytest.fixture(scope="module")
+def feedback(graded):
+    """One ``nbgrader generate_feedback``, of the notebook saved as nbformat 4.4 (of the class: 20 s more)."""
+    result = run_nbgrader(graded.course, "generate_feedback", ASSIGNMENT, "--student", SAVED_AS_4_4, "--force")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+def test_no_notebook_is_said_invalid_and_the_graded_notebooks_and_feedback_are_valid(graded, feedback):
+    """nbgrader logs "Notebook JSON is invalid" when a step writes or reads a notebook its nbformat version does
+    not allow (cell ids in nbformat 4.4, the version VS Code saves): neither run says it, every graded notebook
+    validates, and the feedback of the notebook saved as 4.4 is made."""
+    said = [line for line in (graded.log + feedback).splitlines() if "invalid" in line.lower()]
+    assert not said, said[:3]
+    for habit in HABITS:
+        nbformat.validate(autograded_notebook(graded, habit))
+    page = graded.course / "feedback" / SAVED_AS_4_4 / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
+    assert "pair_norms" in page.read_text(encoding="utf-8")
 
 
 def test_restoring_the_tests_makes_no_checksum_warning(graded):
