@@ -320,8 +320,10 @@ def make_faithful_course(folder):
         nbformat.write(faithful_notebook(answers, habit), str(folder / "submitted" / student / "ps1" / "state.ipynb"))
 
 
-#: A course whose students change their kernel's state (FAITHFUL_STUDENTS): each scores what stock gives it.
-FAITHFUL = Course(name="faithful", config="", make=make_faithful_course, submissions=dict.fromkeys(FAITHFUL_STUDENTS))
+#: A course whose students change their kernel's state (FAITHFUL_STUDENTS): each scores what stock gives it with the
+#: trusted judge (without it, the kernel runs the tests, as stock's does).
+FAITHFUL = Course(name="faithful", config="", make=make_faithful_course, submissions=dict.fromkeys(FAITHFUL_STUDENTS),
+                  flavours=("stock", "engine-trusted"))
 
 
 # A course with IPython magics in its set-up cells, graded in an environment of its own --------------------
@@ -621,7 +623,7 @@ def _printed_by_shout(graded, student):
             if output.output_type == "stream" for line in output.text.splitlines() if "debug: shout" in line]
 
 
-@pytest.mark.parametrize("flavour", ENGINES)
+@pytest.mark.parametrize("flavour", FAITHFUL.flavours[1:])
 @pytest.mark.parametrize("student", ["prints-stdout", "prints-stderr", "stderr-on-stdout"])
 def test_what_an_answer_prints_while_tested_is_in_the_graded_notebook_as_stock_has_it(graded, student, flavour):
     """What the student's function prints while a test calls it reaches the graded notebook, on its own stream and

@@ -8,9 +8,12 @@ submission (the reference answers) with one habit:
   nbgrader's; the trusted judge once ran each call under the grader's error state, and gave full marks.
 - ``prints-stderr``: a debug ``print(..., file=sys.stderr)`` inside the assignment's first function. A test cell
   that writes to stderr fails in nbgrader (and in Validate): the judge once lost those lines and gave full marks.
-- ``prints-stdout``: the same print on stdout, which costs nothing: its lines reach the graded notebook.
+- ``prints-stdout``: the same print on stdout, which costs nothing: its lines reach the graded notebook (in the
+  first assignment only: the others add nothing but time).
+- ``saved-as-nbformat-4.4``: the notebook as VS Code saves it, nbformat 4.4 without cell ids. It costs nothing, and
+  the graded notebook is valid (the engine once wrote the release's ids into it: "Notebook JSON is invalid").
 
-Every row is graded in all three assignments, twice in one run each: by this course's configuration (the judge,
+Every other row is graded in all three assignments, twice in one run each: by this course's configuration (the judge,
 credit per check) and by stock nbgrader (a plain configuration, the same gradebook). Validate runs each
 submission too. Each row asserts that the test cells that lose points with the engine are exactly those that stock
 nbgrader fails (stock scores a failed cell 0; the engine gives the share of its checks that passed), that every
@@ -24,7 +27,7 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
 from posenc_course.course import generate, new_course, run_nbgrader
 from posenc_course.layout import GRADED, NOTEBOOK, NOTEBOOK_ID, exercise_functions, source_notebook
@@ -32,7 +35,7 @@ from posenc_course.submissions import grade_id, make_submission, reference_answe
 
 #: Stock nbgrader's configuration: the course's id and the course's cell time limit, nothing of the engine's.
 STOCK_CONFIG = 'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "posenc"\nc.Execute.timeout = 20\n'
-HABITS = ("numpy-raises", "prints-stderr", "prints-stdout")
+HABITS = ("numpy-raises", "prints-stderr", "prints-stdout", "saved-as-nbformat-4.4")
 DEBUG = "debug: called"  #: what the print habits print
 
 
@@ -59,6 +62,12 @@ def submission(habit, assignment, release, answers):
         setup = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
         notebook.cells.insert(setup + 1, nbformat.v4.new_code_cell("np.seterr(all='raise')  # find that NaN"))
         return notebook
+    if habit == "saved-as-nbformat-4.4":  # VS Code's, or an older Jupyter's: no cell ids (tests/test_habits.py)
+        notebook = make_submission(answers, release_notebook=release)
+        notebook.nbformat_minor = 4
+        for cell in notebook.cells:
+            cell.pop("id", None)
+        return notebook
     name = first_function(assignment)
     [cell_id] = [cell_id for cell_id, code in answers.items()
                  if any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.parse(code).body)]
@@ -71,7 +80,10 @@ def scores_per_test_cell(folder, assignment):
     found = {}
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
         for student in gradebook.students:
-            notebook = gradebook.find_submission_notebook(NOTEBOOK_ID, assignment, student.id)
+            try:
+                notebook = gradebook.find_submission_notebook(NOTEBOOK_ID, assignment, student.id)
+            except MissingEntry:  # a habit not tried in this assignment
+                continue
             found[student.id] = {grade.name: (grade.score, grade.max_score) for grade in notebook.grades
                                  if grade.max_score}
     return found
@@ -105,7 +117,7 @@ def graded(tmp_path_factory):
     for assignment in GRADED:
         release = generate(engine, assignment)
         answers = reference_answers(source_notebook(assignment, engine))
-        for habit in HABITS:
+        for habit in (habit for habit in HABITS if assignment in TRIED_IN[habit]):
             paths[habit, assignment] = write_submission(submission(habit, assignment, release, answers),
                                                         engine / "submitted", habit, assignment)
     stock = tmp_path_factory.mktemp("stock")
@@ -114,21 +126,27 @@ def graded(tmp_path_factory):
     shutil.copy(engine / "gradebook.db", stock / "gradebook.db")
     (stock / "nbgrader_config.py").write_text(STOCK_CONFIG)
 
+    logs = {}
+
     def autograde(course):  # one assignment after another (two runs at once is tests/test_two_graders.py's)
         for assignment in GRADED:
             result = run_nbgrader(course, "autograde", assignment, "--force")
             assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+            if course is engine:
+                logs[assignment] = result.stdout + result.stderr
 
     with ThreadPoolExecutor(2) as pool:
         for future in [pool.submit(autograde, course) for course in (engine, stock)]:
             future.result()
-    return SimpleNamespace(engine=engine, stock=stock,
+    return SimpleNamespace(engine=engine, stock=stock, log=logs,
                            scores={(course, a): scores_per_test_cell(folder, a) for a in GRADED
                                    for course, folder in (("engine", engine), ("stock", stock))},
                            validate={key: validate_failures(path) for key, path in paths.items()})
 
 
-ROWS = [pytest.param(habit, assignment, id=f"{habit}-{assignment}") for habit in HABITS for assignment in GRADED]
+#: ``{habit: the assignments it is tried in}``: a print on stdout, which costs nothing, in the first only.
+TRIED_IN = {"numpy-raises": GRADED, "prints-stderr": GRADED, "prints-stdout": GRADED[:1], "saved-as-nbformat-4.4": GRADED}
+ROWS = [pytest.param(habit, assignment, id=f"{habit}-{assignment}") for habit in HABITS for assignment in TRIED_IN[habit]]
 
 
 def lost(scores):
@@ -140,8 +158,8 @@ def test_the_engine_takes_points_in_the_cells_stock_nbgrader_fails(graded, habit
     engine, stock = graded.scores["engine", assignment][habit], graded.scores["stock", assignment][habit]
     assert lost(stock) == {cell for cell, (score, _) in stock.items() if score == 0}, "stock scores a cell 0 or full"
     assert lost(engine) == lost(stock), f"engine: {sorted(lost(engine))}, stock: {sorted(lost(stock))}"
-    if habit == "prints-stdout":
-        assert not lost(stock), "a print on stdout costs nothing"
+    if habit in ("prints-stdout", "saved-as-nbformat-4.4"):
+        assert not lost(stock), f"{habit} costs nothing"
     else:
         assert lost(stock), f"{habit} fails cells in stock nbgrader's run: the row tests something"
 
@@ -151,7 +169,15 @@ def test_each_cell_validate_fails_loses_points(graded, habit, assignment):
     assert graded.validate[habit, assignment] <= lost(graded.scores["engine", assignment][habit])
 
 
-@pytest.mark.parametrize(("habit", "assignment"), [row for row in ROWS if row.values[0] != "numpy-raises"])
+@pytest.mark.parametrize("assignment", GRADED)
+def test_a_notebook_saved_as_nbformat_4_4_is_graded_into_a_valid_notebook(graded, assignment):
+    graded_notebook = graded.engine / "autograded" / "saved-as-nbformat-4.4" / assignment / NOTEBOOK
+    nbformat.validate(nbformat.read(graded_notebook, as_version=4))
+    assert "is invalid" not in graded.log[assignment], [line for line in graded.log[assignment].splitlines()
+                                                         if "is invalid" in line][:3]
+
+
+@pytest.mark.parametrize(("habit", "assignment"), [row for row in ROWS if row.values[0].startswith("prints")])
 def test_what_the_answer_printed_is_in_the_graded_notebook_as_in_stocks(graded, habit, assignment):
     stock = printed(graded.stock, habit, assignment)
     assert stock, "the function is called by the tests: its print shows in stock's graded notebook"
