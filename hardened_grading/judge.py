@@ -35,7 +35,7 @@ from pathlib import Path
 import nbformat
 import numpy
 
-from . import agent, magics
+from . import agent, magics, student_folder
 from .cells import grade_id, is_answer_cell, is_test_cell
 
 AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
@@ -594,13 +594,8 @@ class Judge:
                 pass
         except (TypeError, ValueError):
             options = {}
-        folder = None
         cwd = reply.get("cwd")
-        if self.folder and isinstance(cwd, str) and os.path.isabs(cwd):
-            inside = os.path.realpath(cwd)
-            if os.path.commonpath([inside, os.path.realpath(self.folder)]) == os.path.realpath(self.folder) \
-                    and os.path.isdir(inside):
-                folder = inside
+        folder = cwd if self.folder and isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd else None
         return {"errstate": errstate, "printoptions": options, "folder": folder,
                 "warnings_to": "stdout" if reply.get("warnings_to") == "stdout" else "stderr"}
 
@@ -642,7 +637,7 @@ class Judge:
                 with contextlib.redirect_stdout(_StreamTo(self, "stdout")), \
                         contextlib.redirect_stderr(_StreamTo(self, "stderr")), numpy.errstate(**state["errstate"]), \
                         numpy.printoptions(**{**setup.get(PRINT_OPTIONS, {}), **state["printoptions"]}), \
-                        _working_folder(state["folder"]):
+                        _working_folder(self.folder, state["folder"]):
                     for number, statement in enumerate(statements):
                         try:
                             if number == len(statements) - 1 and isinstance(statement, ast.Expr):
@@ -755,13 +750,18 @@ class _StreamTo(io.TextIOBase):
 
 
 @contextlib.contextmanager
-def _working_folder(folder):
-    """Work in `folder` meanwhile (nothing changes when it is None)."""
-    if not folder:
+def _working_folder(notebook_folder, folder):
+    """Work meanwhile in `folder` (the kernel's word) when it is a folder inside `notebook_folder`, reached without
+    following a link (:func:`hardened_grading.student_folder.open_folder_inside`); else nothing changes."""
+    fd = student_folder.open_folder_inside(notebook_folder, folder) if notebook_folder and folder else None
+    if fd is None:
         yield
         return
     previous = os.getcwd()
-    os.chdir(folder)
+    try:
+        os.fchdir(fd)
+    finally:
+        os.close(fd)
     try:
         yield
     finally:

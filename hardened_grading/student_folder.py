@@ -413,3 +413,23 @@ def plain_path(root, path):
         except OSError:
             return False
     return True
+
+
+def open_folder_inside(root, path):
+    """A file descriptor of the folder `path` inside `root` (trusted), opened one name at a time from `root` without
+    following a link, so that a link swapped in meanwhile cannot lead outside; None when `path` is not inside `root`,
+    is `root` itself, or a name on the way is not a real folder. The caller closes it."""
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    parts = Path(relative).parts
+    if relative == "." or not parts or any(part in ("", ".", "..") for part in parts) or os.path.isabs(relative):
+        return None
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except OSError:
+        os.close(fd)
+        return None
+    return fd

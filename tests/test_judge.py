@@ -384,3 +384,26 @@ def test_a_kernel_that_cannot_say_its_state_leaves_the_graders():
          "printoptions": {"precision": "3", "linewidth": 10**12, "threshold": 5, "formatter": {"all": "x"}}})
     assert state == {"errstate": {"divide": "raise"}, "printoptions": {"threshold": 5}, "folder": None,
                      "warnings_to": "stderr"}
+
+
+def test_a_test_follows_the_kernel_into_a_folder_inside_the_notebooks_but_never_through_a_link(tmp_path, monkeypatch):
+    """A test's relative paths lead where the kernel's working folder is (the student's code moved it into a folder
+    of its own), as in a plain run; but only to a real folder inside the notebook's, reached name by name without
+    following a link: a link swapped in after a check (simulated: the check sees every path as real) leads nowhere."""
+    import os
+
+    notebook = tmp_path / "student"
+    (notebook / "work").mkdir(parents=True)
+    (notebook / "work" / "out.txt").write_text("inside")
+    secret = tmp_path / "outside" / "gradebook.db"
+    secret.parent.mkdir()
+    secret.write_text("hidden tests")
+    os.symlink(secret.parent, notebook / "link")
+    monkeypatch.setattr(os.path, "realpath", os.path.abspath)  # as if the link came after the check
+    read = "with open(NAME) as file:\n    print(file.read())"
+    for cwd, name, expected in ((notebook / "work", "out.txt", "inside\n"), (notebook / "link", "gradebook.db", None)):
+        the_judge = judge.Judge(lambda request: {"status": "ok", "cwd": str(cwd), "values": {}}, folder=str(notebook))
+        stdout, error = judge.in_folder(str(notebook), the_judge.run, read, {"NAME": name}, "<t>")
+        assert stdout == (expected or ""), stdout
+        assert (error is None) == (expected is not None), error
+    assert os.getcwd() != str(notebook / "work"), "the grader's own folder is put back"
