@@ -29,7 +29,7 @@ SLOW_MODULES = ("test_grade_class", "test_pythons", "test_grading_advanced", "te
                 "test_mutation", "test_slurm",
                 "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_inert_browser", "test_sandbox", "test_hostile_output",
                 "test_hostile_channels",
-                "test_habits",
+                "test_habits_state", "test_habits",
                 "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
                 "test_engine_wheel", "test_docs", "test_theory", "test_leaks", "test_unreadable")
 # Tests that may run on any worker, each alone (`make test` runs the suite on every core with pytest-xdist):

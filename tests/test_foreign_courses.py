@@ -403,6 +403,13 @@ ENGINE_SUBMISSIONS = [pytest.param(course, student, flavour, id=f"{flavour}-{cou
 
 # Grading -----------------------------------------------------------------------------------------
 
+#: What stock nbgrader's kernel says when the TCP port jupyter_client chose for it was taken meanwhile: jupyter_client
+#: picks free ports, then the kernel binds them, and with many runs at once (this module's, and other modules' on other
+#: workers) two may pick the same. It is stock's kernels' (the engine's listen on Unix sockets), not grading: such a
+#: run is run once more.
+PORT_TAKEN = "zmq.error.ZMQError: Address already in use"
+
+
 def run_python(folder, *args, environment=None):
     """Run ``python ARGS`` in the course `folder`, with `environment` added to this one's; return the finished
     process."""
@@ -481,6 +488,8 @@ def grade(course, flavour, folder):
                             environment=course.environment)
     else:
         graded = nbgrader(folder, "autograde", course.assignment, environment=course.environment)
+        if flavour == "stock" and graded.returncode and PORT_TAKEN in graded.stdout:  # once more (PORT_TAKEN)
+            graded = nbgrader(folder, "autograde", course.assignment, "--force", environment=course.environment)
     (folder / "autograde.log").write_text(graded.stdout, encoding="utf-8")  # to read after a failure
     notebooks = read_gradebook(folder, course.assignment) if (folder / "gradebook.db").exists() else {}
     return Graded(folder, graded.stdout, graded.returncode, notebooks)

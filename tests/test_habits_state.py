@@ -10,6 +10,10 @@ submission (the reference answers) with one habit:
   that writes to stderr fails in nbgrader (and in Validate): the judge once lost those lines and gave full marks.
 - ``prints-stdout``: the same print on stdout, which costs nothing: its lines reach the graded notebook (in the
   first assignment only: the others add nothing but time).
+- ``edited-answer-copy``: the assignment's last answer cell copied below its test (JupyterLab keeps its nbgrader
+  metadata) and edited into an experiment. Its test, above the copy, tests the answer in a plain run; the engine
+  once graded the copy instead. Stock nbgrader and Validate refuse such a notebook (a grade id twice): the row is
+  graded by the engine only, against Validate's verdict on the same cells run as ordinary ones.
 - ``saved-as-nbformat-4.4``: the notebook as VS Code saves it, nbformat 4.4 without cell ids. It costs nothing, and
   the graded notebook is valid (the engine once wrote the release's ids into it: "Notebook JSON is invalid").
 
@@ -21,8 +25,10 @@ test cell Validate fails loses points, and that what the habit printed is in the
 """
 
 import ast
+import copy
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat
@@ -33,10 +39,20 @@ from posenc_course.course import generate, new_course, run_nbgrader
 from posenc_course.layout import GRADED, NOTEBOOK, NOTEBOOK_ID, exercise_functions, source_notebook
 from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
 
+from .test_foreign_courses import PORT_TAKEN
+
 #: Stock nbgrader's configuration: the course's id and the course's cell time limit, nothing of the engine's.
 STOCK_CONFIG = 'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "posenc"\nc.Execute.timeout = 20\n'
-HABITS = ("numpy-raises", "prints-stderr", "prints-stdout", "saved-as-nbformat-4.4")
+HABITS = ("numpy-raises", "prints-stderr", "prints-stdout", "saved-as-nbformat-4.4", "edited-answer-copy")
+#: Habits stock nbgrader refuses to grade (a grade id twice: it stops with a KeyError; Validate says "Duplicate grade
+#: id"): graded by the engine only, their verdict Validate's on the plain run (the copy as an ordinary cell).
+STOCK_REFUSES = ("edited-answer-copy",)
 DEBUG = "debug: called"  #: what the print habits print
+
+
+def last_function(assignment):
+    """The last function of the assignment's exercises: no later exercise can reuse it."""
+    return [name for names in exercise_functions(assignment).values() for name in names][-1]
 
 
 def first_function(assignment):
@@ -68,6 +84,17 @@ def submission(habit, assignment, release, answers):
         for cell in notebook.cells:
             cell.pop("id", None)
         return notebook
+    if habit == "edited-answer-copy":  # copied below its test and made into an experiment, as JupyterLab pastes it
+        notebook = make_submission(answers, release_notebook=release)
+        name = last_function(assignment)
+        [answer] = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code" and grade_id(cell) in answers
+                    and any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.parse(cell.source).body)]
+        test = next(i for i in range(answer + 1, len(notebook.cells)) if grade_id(notebook.cells[i]))
+        copied = nbformat.from_dict(copy.deepcopy(notebook.cells[answer]))
+        copied.id = nbformat.v4.new_code_cell().id
+        copied.source = f"def {name}(*args, **kwargs):  # an experiment of mine\n    raise RuntimeError('not yet')"
+        notebook.cells.insert(test + 1, copied)
+        return notebook
     name = first_function(assignment)
     [cell_id] = [cell_id for cell_id, code in answers.items()
                  if any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.parse(code).body)]
@@ -97,10 +124,20 @@ def printed(folder, student, assignment):
             for line in output.text.splitlines() if DEBUG in line]
 
 
-def validate_failures(path):
-    """The test cells (grade ids) that nbgrader's Validate (its button's ``Validator``) says fail."""
+def validate_failures(path, plain_run=False):
+    """The test cells (grade ids) that nbgrader's Validate (its button's ``Validator``) says fail; with `plain_run`,
+    of the notebook with the nbgrader metadata of each answer cell's later copies removed (Validate refuses a grade
+    id twice), which runs the same cells from top to bottom."""
     from nbgrader.validator import Validator
 
+    if plain_run:
+        notebook, seen = nbformat.read(str(path), as_version=4), set()
+        for cell in notebook.cells:
+            if grade_id(cell) and grade_id(cell) in seen:
+                cell.metadata.pop("nbgrader")
+            seen.add(grade_id(cell))
+        path = Path(path).with_name("plain-run.ipynb")
+        nbformat.write(notebook, str(path))
     result = Validator().validate(str(path))
     assert set(result) <= {"failed"}, result
     notebook = nbformat.read(str(path), as_version=4)
@@ -123,6 +160,9 @@ def graded(tmp_path_factory):
     stock = tmp_path_factory.mktemp("stock")
     for part in ("source", "release", "submitted"):
         shutil.copytree(engine / part, stock / part)
+    for (habit, assignment), path in paths.items():
+        if habit in STOCK_REFUSES:
+            shutil.rmtree(stock / "submitted" / habit / assignment)
     shutil.copy(engine / "gradebook.db", stock / "gradebook.db")
     (stock / "nbgrader_config.py").write_text(STOCK_CONFIG)
 
@@ -131,6 +171,8 @@ def graded(tmp_path_factory):
     def autograde(course):  # one assignment after another (two runs at once is tests/test_two_graders.py's)
         for assignment in GRADED:
             result = run_nbgrader(course, "autograde", assignment, "--force")
+            if course is stock and result.returncode and PORT_TAKEN in result.stdout + result.stderr:
+                result = run_nbgrader(course, "autograde", assignment, "--force")  # stock's TCP port race, once more
             assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
             if course is engine:
                 logs[assignment] = result.stdout + result.stderr
@@ -141,11 +183,12 @@ def graded(tmp_path_factory):
     return SimpleNamespace(engine=engine, stock=stock, log=logs,
                            scores={(course, a): scores_per_test_cell(folder, a) for a in GRADED
                                    for course, folder in (("engine", engine), ("stock", stock))},
-                           validate={key: validate_failures(path) for key, path in paths.items()})
+                           validate={key: validate_failures(path, key[0] in STOCK_REFUSES) for key, path in paths.items()})
 
 
 #: ``{habit: the assignments it is tried in}``: a print on stdout, which costs nothing, in the first only.
-TRIED_IN = {"numpy-raises": GRADED, "prints-stderr": GRADED, "prints-stdout": GRADED[:1], "saved-as-nbformat-4.4": GRADED}
+TRIED_IN = {"numpy-raises": GRADED, "prints-stderr": GRADED, "prints-stdout": GRADED[:1], "saved-as-nbformat-4.4": GRADED,
+            "edited-answer-copy": GRADED}
 ROWS = [pytest.param(habit, assignment, id=f"{habit}-{assignment}") for habit in HABITS for assignment in TRIED_IN[habit]]
 
 
@@ -155,7 +198,11 @@ def lost(scores):
 
 @pytest.mark.parametrize(("habit", "assignment"), ROWS)
 def test_the_engine_takes_points_in_the_cells_stock_nbgrader_fails(graded, habit, assignment):
-    engine, stock = graded.scores["engine", assignment][habit], graded.scores["stock", assignment][habit]
+    engine = graded.scores["engine", assignment][habit]
+    if habit in STOCK_REFUSES:  # the plain run passes every test: the copy, below its test, is no later one's
+        assert not lost(engine) and not graded.validate[habit, assignment], sorted(lost(engine))
+        return
+    stock = graded.scores["stock", assignment][habit]
     assert lost(stock) == {cell for cell, (score, _) in stock.items() if score == 0}, "stock scores a cell 0 or full"
     assert lost(engine) == lost(stock), f"engine: {sorted(lost(engine))}, stock: {sorted(lost(stock))}"
     if habit in ("prints-stdout", "saved-as-nbformat-4.4"):
