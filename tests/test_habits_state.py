@@ -148,7 +148,7 @@ def validate_failures(path, plain_run=False):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """Every habit in every assignment, autograded by the engine and by stock nbgrader (each one run per
-    assignment, the two configurations at once), and validated."""
+    assignment, the two configurations at once), and validated meanwhile."""
     engine = new_course(tmp_path_factory.mktemp("engine"))
     paths = {}
     for assignment in GRADED:
@@ -177,13 +177,17 @@ def graded(tmp_path_factory):
             if course is engine:
                 logs[assignment] = result.stdout + result.stderr
 
-    with ThreadPoolExecutor(2) as pool:
+    def validate_all():  # meanwhile, one submission after another
+        return {key: validate_failures(path, key[0] in STOCK_REFUSES) for key, path in paths.items()}
+
+    with ThreadPoolExecutor(3) as pool:
+        validated = pool.submit(validate_all)
         for future in [pool.submit(autograde, course) for course in (engine, stock)]:
             future.result()
-    return SimpleNamespace(engine=engine, stock=stock, log=logs,
+        validate = validated.result()
+    return SimpleNamespace(engine=engine, stock=stock, log=logs, validate=validate,
                            scores={(course, a): scores_per_test_cell(folder, a) for a in GRADED
-                                   for course, folder in (("engine", engine), ("stock", stock))},
-                           validate={key: validate_failures(path, key[0] in STOCK_REFUSES) for key, path in paths.items()})
+                                   for course, folder in (("engine", engine), ("stock", stock))})
 
 
 #: ``{habit: the assignments it is tried in}``: a print on stdout, which costs nothing, in the first only.
