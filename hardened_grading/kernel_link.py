@@ -267,9 +267,9 @@ def record_verdict(cell, checks, printed, error, abort=None, per_check=True, res
             cell.outputs.append(nbformat.v4.new_output("stream", name=name, text=text))
     if on_stderr:
         cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=(
-            "This cell scores 0: something was written to standard error while its tests ran (above), and "
-            "nbgrader fails a test cell that writes there, as Validate does. Print to standard output instead, "
-            "or remove the print.\n")))
+            "This cell scores 0: something was written to standard error while its tests ran (above),\n"
+            "and nbgrader fails a test cell that writes there, as Validate does.\n"
+            "Print to standard output instead, or remove the print.\n")))
         if error is not None:
             cell.outputs.append(nbformat.v4.new_output(**error))
         return
