@@ -53,6 +53,8 @@ STEP_MS = 60_000
 #: machine; in CI, beside two other test workers and chromium drawing its figures, it once took over a minute. Ten
 #: minutes only tells a hang from a slow machine.
 RUN_ALL_MS = 600_000
+#: The module's JupyterLab while it runs (the ``lab`` fixture's), for a stalled step's report.
+RUNNING_LAB = []
 
 
 def chromium():
@@ -139,9 +141,11 @@ def lab(tmp_path_factory):
     shutil.copy(THEORY_RELEASE, folder / "theory.ipynb")
     process, base, token, log = start_lab(folder)
     started = time.monotonic()
+    RUNNING_LAB.append(type("Lab", (), {"folder": folder, "base": base, "token": token, "log": log}))
     try:
-        yield type("Lab", (), {"folder": folder, "base": base, "token": token, "log": log})
+        yield RUNNING_LAB[-1]
     finally:
+        RUNNING_LAB.pop()
         stop_lab(process)
         print(f"\nthe browser tests' JupyterLab ran {time.monotonic() - started:.0f} s")
 
@@ -209,11 +213,31 @@ def cell(page, cell_id):
 
 
 def wait_until_run(page, the_cell, timeout=STEP_MS):
-    """Wait until `the_cell` has run (its prompt holds a number) and the kernel is idle, for up to `timeout` ms."""
+    """Wait until `the_cell` has run (its prompt holds a number) and the kernel is idle, for up to `timeout` ms.
+    If it has not by then, fail with what the page, the server's kernels and JupyterLab's log say."""
     prompt = the_cell.locator(".jp-InputPrompt")
-    page.wait_for_function("prompt => /\\[\\d+\\]/.test(prompt.textContent)", arg=prompt.element_handle(),
-                           timeout=timeout)
-    page.wait_for_selector(IDLE, timeout=timeout)
+    try:
+        page.wait_for_function("prompt => /\\[\\d+\\]/.test(prompt.textContent)", arg=prompt.element_handle(),
+                               timeout=timeout)
+        page.wait_for_selector(IDLE, timeout=timeout)
+    except playwright_api.TimeoutError:
+        pytest.fail(f"the cell did not finish running in {timeout / 1000:.0f} s; its prompt says "
+                    f"{prompt.text_content()!r}\n{stall_report(page)}")
+
+
+def stall_report(page):
+    """What is known when a step never ends: the page's kernel status, the server's kernels, and the end of
+    JupyterLab's log (a kernel that died or restarts says so there)."""
+    lab = RUNNING_LAB[-1]
+    status = page.locator(".jp-Notebook-ExecutionIndicator").first
+    lines = [f"the page's kernel status: {status.get_attribute('data-status')!r}"]
+    try:
+        with urllib.request.urlopen(f"{lab.base}/api/kernels?token={lab.token}", timeout=30) as answer:
+            kernels = json.load(answer)
+        lines += [f"the server's kernels: {[(k['id'][:8], k['execution_state'], k['last_activity']) for k in kernels]}"]
+    except (OSError, ValueError) as error:
+        lines += [f"the server's kernels could not be listed: {error}"]
+    return "\n".join(lines + [f"the end of JupyterLab's log, {lab.log}:", lab.log.read_text()[-4000:]])
 
 
 def select(page, the_cell):
