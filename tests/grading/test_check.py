@@ -1,0 +1,262 @@
+"""posenc-check, the learner's self-grading command, run as a real console command."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from posenc_course.course import nbgrader_env
+from posenc_course.submissions import grade_id, make_submission, reference_answers
+
+from ..grading.test_grading import MAX_POINTS, TEST_POINTS
+from ..helpers.wrong_solutions import WRONG
+
+TOTAL = sum(MAX_POINTS.values())
+# strict_causal fails some checks of the causal_mask test cell of ex03, and nothing else: ex03 keeps
+# its other cells' points and a share of that cell's
+EX03_AT_LEAST = MAX_POINTS["ex03"] - TEST_POINTS["ex03_causal_mask_test"]
+
+COMMAND = Path(sys.executable).parent / "posenc-check"
+
+
+def posenc_check(*args):
+    return subprocess.run([str(COMMAND), *map(str, args)], capture_output=True, text=True,
+                          env=nbgrader_env(), timeout=600)
+
+
+@pytest.fixture(scope="module")
+def notebooks(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("learner")
+    answers = reference_answers()
+    paths = {"reference": folder / "reference.ipynb", "one_wrong": folder / "one_wrong.ipynb"}
+    nbformat.write(make_submission(answers), str(paths["reference"]))
+    nbformat.write(make_submission(answers, WRONG["strict_causal"][1]), str(paths["one_wrong"]))
+    return paths
+
+
+def test_reference_gets_full_marks_and_exit_code_0(notebooks):
+    result = posenc_check(notebooks["reference"], "--json")
+    assert result.returncode == 0, result.stderr
+    scores = json.loads(result.stdout)
+    assert (scores["score"], scores["max_score"]) == (TOTAL, TOTAL)
+    assert {ex: (s["score"], s["max_score"]) for ex, s in scores["exercises"].items()} == \
+        {ex: (points, points) for ex, points in MAX_POINTS.items()}
+    checks = [check for s in scores["exercises"].values() for check in s["checks"]]
+    assert len(checks) > 200 and all(check["passed"] and check["message"] == "" for check in checks)
+    assert "running your notebook" in result.stderr, "progress goes to stderr"
+
+
+def test_one_wrong_function_is_docked_in_its_exercise_only(notebooks):
+    result = posenc_check(notebooks["one_wrong"])
+    assert result.returncode == 1, result.stderr
+    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line[:2] == "ex" and line[2].isdigit()}
+    assert set(rows) == set(MAX_POINTS)
+    for exercise, points in MAX_POINTS.items():
+        score, maximum = map(float, rows[exercise].split()[1].split("/"))
+        assert maximum == points
+        if exercise == "ex03":
+            assert EX03_AT_LEAST <= score < points, rows[exercise]
+        else:
+            assert score == points, rows[exercise]
+    failed = [line.strip() for line in result.stdout.splitlines() if line.startswith("    ")]
+    assert failed and all(line.startswith("causal_mask (") for line in failed), failed
+    assert "total" in result.stdout
+
+
+def test_json_of_one_wrong_function_names_each_check(notebooks):
+    result = posenc_check(notebooks["one_wrong"], "--json")
+    assert result.returncode == 1
+    scores = json.loads(result.stdout)
+    ex03 = scores["exercises"]["ex03"]
+    assert EX03_AT_LEAST <= ex03["score"] < MAX_POINTS["ex03"]
+    assert scores["score"] == round(TOTAL - MAX_POINTS["ex03"] + ex03["score"], 2)
+    failed = [check for check in ex03["checks"] if not check["passed"]]
+    assert failed and all(check["test"] == "ex03_causal_mask_test" and check["message"] for check in failed)
+    assert all(check["passed"] for ex, s in scores["exercises"].items() if ex != "ex03" for check in s["checks"])
+
+
+@pytest.mark.parametrize("content, reason", [
+    (None, "no such file"),
+    ("this is not JSON", "not a Jupyter notebook"),
+    ('{"cells": [', "not a Jupyter notebook"),
+    ("", "not a Jupyter notebook"),
+    (nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])), "not the exercises notebook of a posenc assignment"),
+])
+def test_files_that_cannot_be_graded_exit_2_with_a_reason(tmp_path, content, reason):
+    path = tmp_path / "exercises.ipynb"
+    if content is not None:
+        path.write_text(content)
+    result = posenc_check(path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert reason in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("assignment", ["posenc-advanced", "posenc-current"])
+def test_a_notebook_of_a_later_assignment_is_recognised_and_graded(assignment, tmp_path):
+    """posenc-check tells the assignments apart by the notebook's cells: the later assignment's reference gets
+    full marks against that assignment's own hidden tests, and one wrong function loses points in its exercise
+    only."""
+    from posenc_course.layout import points_per_exercise, release_notebook, source_notebook
+
+    from ..grading.test_leaks import ANSWER_TABLES
+
+    maxima = points_per_exercise(nbformat.read(source_notebook(assignment), as_version=4))
+    answers = reference_answers(source_notebook(assignment))
+    label, (exercise, functions) = next(iter(ANSWER_TABLES[assignment].WRONG.items()))
+    for name, wrong in (("reference", {}), (label, functions)):
+        path = tmp_path / f"{name}.ipynb"
+        nbformat.write(make_submission(answers, wrong, release_notebook=release_notebook(assignment)), str(path))
+        result = posenc_check(path, "--json")
+        assert f"the notebook of the assignment {assignment}" in result.stderr, result.stderr
+        scores = {ex: s["score"] for ex, s in json.loads(result.stdout)["exercises"].items()}
+        assert set(scores) == set(maxima), scores
+        for ex, maximum in maxima.items():
+            if name == label and ex == exercise:
+                assert scores[ex] < maximum and result.returncode == 1, (name, scores)
+            else:
+                assert scores[ex] == maximum, (name, ex, scores)
+        assert result.returncode == (0 if name == "reference" else 1)
+
+
+# Where a learner stands, at a glance ------------------------------------------------------------
+
+def only(answers, *exercises):
+    return {name: code for name, code in answers.items() if name.startswith(exercises)}
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory):
+    """Notebooks with one exercise done, of each assignment, and one with exercise 1 started only
+    (its concept question answered, its functions still stubs)."""
+    from posenc_course.layout import ADVANCED, release_notebook, source_notebook
+
+    folder = tmp_path_factory.mktemp("partial")
+    answers = reference_answers()
+    notebooks = {
+        "one": make_submission(only(answers, "ex01")),
+        "advanced_one": make_submission(only(reference_answers(source_notebook(ADVANCED)), "ex01"),
+                                        release_notebook=release_notebook(ADVANCED)),
+        "started": make_submission(only(answers, "ex01_slowest_period_answer")),
+    }
+    paths = {}
+    for name, notebook in notebooks.items():
+        paths[name] = folder / f"{name}.ipynb"
+        nbformat.write(notebook, str(paths[name]))
+    return paths
+
+
+def rows_of(output):
+    return {line.split()[0]: line for line in output.splitlines() if line[:2] == "ex" and line[2].isdigit()}
+
+
+@pytest.mark.parametrize("name", ["one", "advanced_one"])
+def test_a_notebook_with_one_exercise_done_fits_25_lines(partial, name):
+    result = posenc_check(partial[name])
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) <= 25, result.stdout
+    rows = rows_of(result.stdout)
+    assert "not started" not in rows.pop("ex01") and rows, result.stdout
+    assert all(row.split()[1].startswith("0/") and row.endswith("not started") for row in rows.values()), result.stdout
+    assert not [line for line in lines if line.startswith("    ")], "an exercise not started lists no checks"
+    assert any(line.startswith("total") for line in lines) and lines[-1] == "next: ex02: the first exercise not started"
+
+
+def test_a_started_exercise_lists_3_failed_checks_and_how_many_more(partial):
+    result = posenc_check(partial["started"])
+    rows = rows_of(result.stdout)
+    assert "not started" not in rows["ex01"] and rows["ex02"].endswith("not started"), result.stdout
+    failed = int(rows["ex01"].split()[2])
+    assert failed > 3, rows["ex01"]
+    under = [line.strip() for line in result.stdout.splitlines() if line.startswith("    ")]
+    assert len(under) == 4 and re.match(r"\.\.\. and [1-9]\d* more \(posenc-check started.ipynb --exercise ex01", under[-1]), under
+    assert all("not answered yet" in line for line in under[:3]), under
+    assert under[0].startswith("sinusoidal_row (lines 2, 4, 6): not run, because an earlier step failed"), \
+        "checks of one test cell that failed alike are one line"
+    assert result.stdout.splitlines()[-1].startswith("next: ex01")
+
+
+def test_exercise_checks_one_exercise_and_its_exit_code_judges_it_alone(partial):
+    result = posenc_check(partial["one"], "--exercise", "ex01")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert set(rows_of(result.stdout)) == {"ex01"}, result.stdout
+    assert result.stdout.splitlines()[-1].split()[:2] == ["total", "5/5"], result.stdout
+    unknown = posenc_check(partial["one"], "--exercise", "ex11")
+    assert unknown.returncode == 2 and "ex01, ex02" in unknown.stderr and unknown.stdout == ""
+
+
+def test_verbose_prints_every_failed_check(partial):
+    result = posenc_check(partial["started"], "-v")
+    rows = rows_of(result.stdout)
+    lines = result.stdout.splitlines()
+    assert rows["ex02"].endswith("not started") and "more" not in result.stdout, result.stdout
+    ex01 = lines[lines.index(rows["ex01"]) + 1:lines.index(rows["ex02"])]
+    assert len(ex01) >= 4 and all(line.startswith("    sinusoidal_") for line in ex01), ex01
+    under = [line for line in lines if line.startswith("    ")]
+    assert len(under) > 30, "the checks of exercises not started too"
+
+
+# The notebook's own progress cell ---------------------------------------------------------------
+
+def run_all(notebook):
+    """Run `notebook` top to bottom in a real kernel as Run All does: a cell's error stops the run unless
+    the cell carries the tag raises-exception (nbclient sends stop_on_error=False, as JupyterLab does).
+    Return the text the progress cell printed."""
+    from nbclient import NotebookClient
+
+    from posenc_course.notebook import PROGRESS_ID
+
+    NotebookClient(notebook, timeout=60, kernel_name="python3", allow_errors=False).execute()
+    last = notebook.cells[-1]
+    assert grade_id(last) == PROGRESS_ID, "the progress cell is the notebook's last"
+    return "".join(output.get("text", "") for output in last.outputs)
+
+
+def progress_rows(text):
+    return {line.split()[0]: line for line in text.splitlines() if line[:2] == "ex" and line[2].isdigit()}
+
+
+@pytest.mark.parametrize("assignment", ["posenc", "posenc-advanced", "posenc-current"])
+def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
+    from posenc_course.layout import points_per_exercise, release_notebook, source_notebook
+
+    maxima = points_per_exercise(nbformat.read(str(source_notebook(assignment)), as_version=4))
+    text = run_all(nbformat.read(str(release_notebook(assignment)), as_version=4))
+    rows = progress_rows(text)
+    assert set(rows) == set(maxima), text
+    for exercise, points in maxima.items():
+        assert rows[exercise].split()[1] == f"{points:g}" and rows[exercise].endswith("not answered yet"), text
+    assert f"worth {sum(maxima.values()):g} points" in text and f"0 of {len(maxima)} exercises pass" in text
+    assert "Next: exercise 1, " in text and ": answer it." in text
+    top = nbformat.read(str(release_notebook(assignment)), as_version=4).cells[0].source
+    assert f"**{sum(maxima.values()):g} points in all**" in top, "the total is stated at the top"
+
+
+def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
+    """ex01 with a mistake its visible tests catch, ex02 right, the rest blank."""
+    answers = reference_answers()
+    text = run_all(make_submission(only(answers, "ex01", "ex02"), WRONG["concat_layout"][1]))
+    rows = progress_rows(text)
+    assert "of 3 test cells pass; ex01_sinusoidal_row_test: sinusoidal_row(0, 6): interleaved" in rows["ex01"], text
+    assert rows["ex02"].endswith("passes its visible tests (2 test cells)"), text
+    assert all(rows[ex].endswith("not answered yet") for ex in MAX_POINTS if ex not in ("ex01", "ex02")), text
+    assert "1 of 10 exercises pass" in text
+    assert "Next: exercise 1, Sinusoidal rows: fix what its test cell ex01_sinusoidal_row_test says" in text
+    # it reveals nothing the student's own run did not show: no expected value of a hidden test
+    assert "expected" not in text.split("\n\n", 1)[1].replace(rows["ex01"], "")
+
+
+def test_the_progress_cells_are_harmless_where_the_grader_runs_them():
+    """The trusted judge runs the setup cells, the tracker and the progress cell included, in a plain
+    Python process: they record nothing and raise nothing there."""
+    from hardened_grading.judge import setup_namespace
+    from posenc_course.layout import GRADED, release_notebook
+
+    for assignment in GRADED:
+        namespace = setup_namespace(nbformat.read(str(release_notebook(assignment)), as_version=4))
+        assert callable(namespace["show_progress"]) and namespace.get("_posenc_ran") == {}

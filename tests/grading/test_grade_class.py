@@ -1,0 +1,278 @@
+"""Grading a class in parallel (``posenc-grade``): the same scores as serial ``nbgrader autograde``.
+
+Each test is one scenario in a temporary course directory, in the shape of nbgrader's own test suite:
+real submissions (right, wrong, hostile and broken ones, from :mod:`tests.test_grading`'s table), the
+real command in a subprocess, and assertions on the gradebook, SQLite or a real PostgreSQL server.
+
+The PostgreSQL server is Debian's ``postgresql`` (``make install`` installs it as root), started here
+with ``initdb`` and ``pg_ctl`` in a temporary folder, on a Unix socket only, and stopped afterwards.
+Without it, those tests are skipped and say why.
+
+The runs of the command itself (interrupted, killed, selected, reported) are
+:mod:`tests.test_grade_class_runs`, whose tests share nothing and run on any worker.
+"""
+
+import contextlib
+import glob
+import multiprocessing
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from hardened_grading import grade_class
+from posenc_course.course import generate, load_config, nbgrader_env, new_course, run_nbgrader
+from posenc_course.submissions import reference_answers
+
+from ..grading.test_grading import STUDENTS, assert_scores, submit
+
+# Right, wrong, partly right, blank, tampered, hostile (each of its own kind) and unreadable submissions.
+CLASS = [STUDENTS[name] for name in (
+    "reference", "blank", "partial-one-check", "wrong-rope_half_split", "wrong-strict_causal", "alt-ex05",
+    "tamper-deleted-wrong", "hostile-exit", "hostile-segfault", "hostile-call-memory", "hostile-huge-array",
+    "peek-gradebook", "fake-checks", "malformed", "bad-binary", "renamed")]
+SMALL_CLASS = [STUDENTS[name] for name in (
+    "reference", "wrong-strict_causal", "blank", "wrong-rope_half_split", "alt-ex05", "hostile-exit")]
+
+
+def make_course(folder, students, db_url=None):
+    """A course in `folder` with `students`' submissions and, when given, its gradebook at `db_url`
+    (set in nbgrader_config.py, as an instructor sets it)."""
+    course = new_course(folder)
+    if db_url:
+        with open(course / "nbgrader_config.py", "a") as config:
+            config.write(f"\nc.CourseDirectory.db_url = {db_url!r}\n")
+    kit = SimpleNamespace(course=course, release=generate(course),
+                          answers=reference_answers(course / "source" / "posenc" / "exercises.ipynb"))
+    for student in students:
+        submit(student, kit)
+    return course
+
+
+def db_url_of(course):
+    return grade_class.gradebook_url(load_config(course), course)
+
+
+def grades(db_url):
+    """``{student: {grade cell: score}}`` of every graded submission in the gradebook at `db_url`, and the
+    number of submission rows."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, "posenc") as gradebook:
+        submissions = gradebook.assignment_submissions("posenc")
+        scores = {s.student.id: {g.name: g.score for n in s.notebooks for g in n.grades} for s in submissions}
+        return scores, len(submissions)
+
+
+def exercise_scores(db_url):
+    """``{student: {exercise: (score, max_score)}}``, as :func:`posenc_course.report.exercise_scores` gives it."""
+    from posenc_course import report
+
+    return report.exercise_scores(db_url)
+
+
+def posenc_grade(course, *args, timeout=900):
+    return subprocess.run([sys.executable, "-m", "posenc_course.grade", *args], cwd=course,
+                          env=nbgrader_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def assert_expected_scores(db_url, students):
+    scores = exercise_scores(db_url)
+    assert set(scores) == {student.name for student in students}
+    for student in students:
+        assert_scores(scores, student.name, student.loses)
+
+
+def serial_scores(folder, students):
+    """`students` graded by plain ``nbgrader autograde`` in a course in `folder`, one submission after another, on
+    SQLite: their scores, as :func:`grades` gives them, the reference for a parallel run."""
+    course = make_course(folder, students)
+    result = run_nbgrader(course, "autograde", "posenc")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    scores, rows = grades(db_url_of(course))
+    assert rows == len(students) == len(scores)
+    return scores
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    """The class graded by plain ``nbgrader autograde``, one submission after another: the reference."""
+    return serial_scores(tmp_path_factory.mktemp("serial") / "course", CLASS)
+
+
+# A PostgreSQL server of the test's own -------------------------------------------------------------
+
+def postgresql_programs():
+    """The folder of PostgreSQL's server programs (Debian keeps them off PATH), or None."""
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).resolve().parent
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[-3]))
+    return Path(versions[-1]).parent if versions else None
+
+
+def postgresql_unavailable():
+    """Why a PostgreSQL server cannot be started here, or None."""
+    if postgresql_programs() is None:
+        return "PostgreSQL is not installed (Debian: sudo apt-get install postgresql; `make install` does it as root)"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root, and there is no 'postgres' user to run the PostgreSQL server as"
+    return None
+
+
+@contextlib.contextmanager
+def postgresql_server():
+    """Start a PostgreSQL server in a new temporary folder, on a Unix socket only; yield ``new_database()`` ->
+    the URL of a new, empty database on it. The server is stopped and its folder removed at the end."""
+    programs = postgresql_programs()
+    # PostgreSQL refuses to run as root: the server runs as Debian's postgres user
+    user = {"user": pwd.getpwnam("postgres").pw_uid} if os.geteuid() == 0 else {}
+    folder = Path(tempfile.mkdtemp(prefix="posenc-pg-"))
+    folder.chmod(0o755)
+    if user:
+        os.chown(folder, user["user"], -1)
+
+    def server(program, *args):
+        return subprocess.run([str(programs / program), *args], capture_output=True, text=True, timeout=120,
+                              check=True, cwd=folder, **user)
+
+    try:
+        server("initdb", "-D", str(folder / "data"), "-U", "posenc", "--auth=trust", "-E", "UTF8")
+        server("pg_ctl", "-D", str(folder / "data"), "-l", str(folder / "server.log"), "-w", "start",
+               "-o", f"-k {folder} -c listen_addresses='' -c max_connections=100")
+        count = iter(range(1000))
+
+        def new_database():
+            name = f"gradebook{next(count)}"
+            server("createdb", "-h", str(folder), "-U", "posenc", name)
+            return f"postgresql://posenc@/{name}?host={folder}"
+
+        yield new_database
+    finally:
+        subprocess.run([str(programs / "pg_ctl"), "-D", str(folder / "data"), "-m", "fast", "-w", "stop"],
+                       capture_output=True, cwd=folder, timeout=120, **user)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def postgresql():
+    """``new_database()`` -> the URL of a new, empty database on a PostgreSQL server started for this
+    module (:func:`postgresql_server`)."""
+    why = postgresql_unavailable()
+    if why:
+        pytest.skip(why)
+    with postgresql_server() as new_database:
+        yield new_database
+
+
+def database(backend, request):
+    return request.getfixturevalue("postgresql")() if backend == "postgresql" else None
+
+
+# The scenarios -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_parallel_scores_equal_serial_scores(serial, backend, request, tmp_path):
+    """Two workers on one gradebook give every student the very scores of a serial run, hostile and broken
+    submissions included; one line per submission when the output is not a terminal; a summary."""
+    course = make_course(tmp_path / "course", CLASS, database(backend, request))
+    result = posenc_grade(course, "--jobs", "2")
+    assert result.returncode == 0, result.stdout + result.stderr[-5000:]
+    scores, rows = grades(db_url_of(course))
+    assert scores == serial
+    assert rows == len(CLASS), "one submission row per student"
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == len(CLASS) and all(": graded in " in line for line in lines), result.stderr
+    assert {line.split("] ")[1].split(":")[0] for line in lines} == {s.name for s in CLASS}
+    assert f"graded:  {len(CLASS)}" in result.stdout and "failed:  0" in result.stdout, result.stdout
+    log = Path(result.stdout.split("log:")[1].strip())
+    assert log.parent == course / "logs" and log.read_text().count("\n=== ") == len(CLASS)
+    assert "database is locked" not in log.read_text()
+
+
+def test_shards_on_one_postgresql_gradebook_equal_a_serial_run(serial, postgresql, tmp_path):
+    """Three shards started at once, as a Kubernetes Indexed Job starts them, each grading its part of the
+    class with two workers into one PostgreSQL gradebook: together, the scores of a serial run."""
+    course = make_course(tmp_path / "course", CLASS, postgresql())
+    shards = [subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--shard", f"{i}/3", "--jobs", "2"],
+                               cwd=course, env=nbgrader_env(), text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for i in range(3)]
+    outputs = [shard.communicate(timeout=900) for shard in shards]
+    assert [shard.returncode for shard in shards] == [0, 0, 0], outputs
+    parts = [int(out.split(" submissions of posenc")[0].rsplit(" ", 1)[1]) for out, _ in outputs]
+    assert sum(parts) == len(CLASS) and max(parts) - min(parts) <= 1, parts
+    scores, rows = grades(db_url_of(course))
+    assert scores == serial and rows == len(CLASS)
+    assert len(list((course / "logs").glob("grade-*-shard-*-of-3.log"))) == 3
+
+
+# The gradebook under load: far more writers than a class ever has ---------------------------------
+
+def gradebook_writer(db_url, students, errors):
+    """What nbgrader's autograde does to the gradebook for each of `students`: open it six times, create
+    the student and the submission, and write every grade (each student's own scores)."""
+    import warnings
+
+    from nbgrader.api import Gradebook
+
+    warnings.filterwarnings("ignore")
+    try:
+        for student in students:
+            for step in ("student", "assignment", "submission", "notebook", "assignment", "grades"):
+                with Gradebook(db_url, "posenc") as gradebook:
+                    if step == "student":
+                        gradebook.update_or_create_student(student)
+                    elif step == "submission":
+                        gradebook.update_or_create_submission("posenc", student)
+                    elif step == "grades":
+                        notebook = gradebook.find_submission_notebook("exercises", "posenc", student)
+                        for grade in notebook.grades:
+                            grade.auto_score = expected_score(student, grade.name, grade.max_score)
+                        gradebook.db.commit()
+                    else:
+                        gradebook.find_assignment("posenc")
+    except Exception as error:  # reported to the test, which shows them all
+        errors.put(f"{type(error).__name__}: {error}")
+
+
+def expected_score(student, cell, max_score):
+    return max_score * (sum(map(ord, student + cell)) % 5) / 4
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_the_gradebook_loses_nothing_under_many_concurrent_writers(backend, request, tmp_path):
+    """Eight processes, on two cores, write 120 submissions' grades as autograde writes them, into the URL
+    posenc-grade gives its workers: no error (no 'database is locked'), no row lost, every score right."""
+    course = make_course(tmp_path / "course", [], database(backend, request))
+    db_url = db_url_of(course)
+    context = multiprocessing.get_context("spawn")
+    errors = context.Queue()
+    writers = [context.Process(target=gradebook_writer,
+                               args=(db_url, [f"w{w}-s{s:02d}" for s in range(15)], errors)) for w in range(8)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(timeout=600)
+    found = []
+    while not errors.empty():
+        found.append(errors.get())
+    assert not found, found
+    assert [writer.exitcode for writer in writers] == [0] * 8
+    scores, rows = grades(db_url)
+    assert rows == 120 and len(scores) == 120
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, "posenc") as gradebook:
+        maximum = {cell.name: cell.max_score for cell in gradebook.find_notebook("exercises", "posenc").grade_cells}
+    for student, cells in scores.items():
+        assert cells == {cell: expected_score(student, cell, maximum[cell]) for cell in maximum}, student

@@ -1,0 +1,3 @@
+"""The tests' helper library: what several test modules share (the classes they grade, the wrong and alternative
+answers, the cells they build, the graders and clusters they start). No test is in it, and no test module imports
+from another: each imports what it shares from here (tests/conftest.py checks both at collection)."""
