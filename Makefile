@@ -71,7 +71,7 @@ bubblewrap:
 	       "grading a class refuses to run without it (docs/install.md: Platforms)"; \
 	fi
 
-# The real-browser tests of the student's JupyterLab (tests/test_browser.py) drive Debian's chromium with
+# The real-browser tests of the student's JupyterLab (tests/system/test_browser.py) drive Debian's chromium with
 # Playwright (which cannot download its own browsers here); installed by `make test` (not `make install`:
 # a student or a self-learner does not need it) as root. Without it those tests are skipped, and say why.
 chromium:
@@ -82,7 +82,7 @@ chromium:
 	  echo "note: chromium is not installed (sudo apt-get install chromium): the browser tests will be skipped"
 
 # PostgreSQL, for a gradebook shared between machines (docs/instructors/large-class.md), and for the tests
-# that start a server of their own (tests/test_grade_class.py): Debian's package, installed by `make test`
+# that start a server of their own (tests/grading/test_grade_class.py): Debian's package, installed by `make test`
 # as root. Without it those tests are skipped, and say why; the SQLite gradebook needs nothing.
 postgresql:
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1 || \
@@ -92,7 +92,7 @@ postgresql:
 	  echo "note: PostgreSQL is not installed (sudo apt-get install postgresql): its tests will be skipped"
 
 # Slurm (slurmctld, slurmd, its client commands and munge), for the tests that start a one-node cluster of their own
-# (tests/test_slurm.py): Debian's packages, installed by `make test` as root. Without them those tests are skipped,
+# (tests/system/test_slurm.py): Debian's packages, installed by `make test` as root. Without them those tests are skipped,
 # and say why. Grading on your own cluster needs none of this here: `make grade-slurm` runs on its login node.
 slurm:
 	@{ command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; } && command -v sbatch >/dev/null 2>&1 && \
@@ -103,7 +103,7 @@ slurm:
 	  echo "note: Slurm is not installed (sudo apt-get install slurmctld slurmd slurm-client munge): its tests will be skipped"
 
 # The course site (docs/maintainers/docs.md): Sphinx with MyST-NB, pinned in docs/requirements.lock, into
-# docs/_build/html. Warnings are errors. `make test` installs it too: tests/test_docs.py builds the site.
+# docs/_build/html. Warnings are errors. `make test` installs it too: tests/system/test_docs.py builds the site.
 DOCS_STAMP := $(VENV)/.docs-installed
 
 $(DOCS_STAMP): $(STAMP) docs/requirements.lock
@@ -114,20 +114,20 @@ docs: $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
 	@echo "the site: $(abspath docs/_build/html/index.html)"
 
-# The tools only the tests use: a browser for tests/test_browser.py, a PostgreSQL server for the shared
-# gradebook's tests, a Slurm cluster for tests/test_slurm.py. `make install` leaves them out; `make test` (and so
+# The tools only the tests use: a browser for tests/system/test_browser.py, a PostgreSQL server for the shared
+# gradebook's tests, a Slurm cluster for tests/system/test_slurm.py. `make install` leaves them out; `make test` (and so
 # CI's .ci/run) brings them.
 test-tools: chromium postgresql slurm
 
-# The test-only environment of tests/test_hf_agreement.py (docs/maintainers/testing.md): Hugging Face transformers and
-# CPU torch, pinned in tests/hf/requirements.lock, in a venv of its own, HF_VENV, kept out of the course's dependencies.
+# The test-only environment of tests/system/test_hf_agreement.py (docs/maintainers/testing.md): Hugging Face transformers and
+# CPU torch, pinned in tests/system/hf/requirements.lock, in a venv of its own, HF_VENV, kept out of the course's dependencies.
 # Made with HF_PYTHON (torch's CPU wheel here is for CPython 3.11 only), again from nothing when the lock changes.
 # `make test` makes it; where it cannot (no HF_PYTHON, no network), it says so in a line and the suite still runs:
 # those tests then fail, and say how to make it.
 HF_PYTHON ?= python3.11
 HF_VENV   := .venv-hf
 HF_STAMP  := $(HF_VENV)/.installed
-HF_LOCK   := tests/hf/requirements.lock
+HF_LOCK   := tests/system/hf/requirements.lock
 # Where pip finds torch's CPU wheel (torch-2.13.0+cpu): pip's own find-links (PIP_FIND_LINKS, or pip config), which uv
 # does not read, so they are given to uv too. Elsewhere: make hf-env HF_FIND_LINKS=https://download.pytorch.org/whl/cpu/torch/
 HF_FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(HF_PYTHON) -m pip config get global.find-links 2>/dev/null))
@@ -141,16 +141,16 @@ $(HF_STAMP): PIP_INSTALL = $(HF_VENV)/bin/python -m pip install --quiet --disabl
 $(HF_STAMP): $(HF_LOCK)
 	@rm -rf $(HF_VENV); echo "making $(HF_VENV) with $(HF_PYTHON), from $(HF_LOCK)"; \
 	if ! $(HF_PYTHON) -m venv $(HF_VENV) >/dev/null 2>&1; then rm -rf $(HF_VENV); \
-	  echo "warning: no $(HF_VENV): $(HF_PYTHON) cannot make a venv (give a CPython 3.11: make hf-env HF_PYTHON=/path/to/python3.11); tests/test_hf_agreement.py will fail"; \
+	  echo "warning: no $(HF_VENV): $(HF_PYTHON) cannot make a venv (give a CPython 3.11: make hf-env HF_PYTHON=/path/to/python3.11); tests/system/test_hf_agreement.py will fail"; \
 	elif ! { $(call venv_install,--no-deps -r $(HF_LOCK)); }; then rm -rf $(HF_VENV); \
-	  echo "warning: no $(HF_VENV): $(HF_LOCK) could not be installed (no network? torch's CPU wheel not found?); tests/test_hf_agreement.py will fail"; \
+	  echo "warning: no $(HF_VENV): $(HF_LOCK) could not be installed (no network? torch's CPU wheel not found?); tests/system/test_hf_agreement.py will fail"; \
 	else touch $@; fi
 
-# Refresh tests/hf/requirements.lock after changing tests/hf/requirements.in (for CPython 3.11 on x86-64 Linux, where
+# Refresh tests/system/hf/requirements.lock after changing tests/system/hf/requirements.in (for CPython 3.11 on x86-64 Linux, where
 # torch's CPU wheel is); `make hf-lock LOCK_FLAGS=--upgrade` moves every unpinned package to its newest version.
 hf-lock: $(STAMP)
 	@[ -x $(BIN)/uv ] || $(PIP_INSTALL) uv==$(UV_VERSION)
-	$(BIN)/uv pip compile tests/hf/requirements.in --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+	$(BIN)/uv pip compile tests/system/hf/requirements.in --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
 	  $(addprefix --find-links ,$(HF_FIND_LINKS)) --custom-compile-command "make hf-lock" --quiet $(LOCK_FLAGS) -o $(HF_LOCK)
 
 # The suite runs on TEST_WORKERS pytest-xdist workers, a module to a worker (tests/conftest.py), the heaviest

@@ -92,7 +92,7 @@ def pytest_configure(config):
 
 
 def module_of(nodeid):
-    """The test module's name in a node id: ``test_grading`` for ``tests/test_grading.py::test_x[a]``."""
+    """The test module's name in a node id: ``test_grading`` for ``tests/grading/test_grading.py::test_x[a]``."""
     return nodeid.partition("::")[0].rpartition("/")[2].removesuffix(".py")
 
 
@@ -175,7 +175,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session")
 def unprivileged_grader():
-    """``(user, Python)`` of the unprivileged grader that the attack suites grade as (``tests/graders.py``), made
+    """``(user, Python)`` of the unprivileged grader that the attack suites grade as (``tests/helpers/graders.py``), made
     once per test process."""
     from . import graders
 

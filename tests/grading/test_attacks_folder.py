@@ -1,7 +1,7 @@
 """Attacks through what a student leaves in a folder, against real grading: nothing of it is trusted.
 
 One class, graded by real ``nbgrader autograde`` as root (``make demo``'s and CI's grader) and by
-``posenc-grade --jobs 2`` as an unprivileged user (an instructor on a hub, ``tests/graders.py``), then
+``posenc-grade --jobs 2`` as an unprivileged user (an instructor on a hub, ``tests/helpers/graders.py``), then
 ``generate_feedback`` and ``release_feedback`` into a real exchange. Each attack rides in an otherwise correct
 submission:
 
@@ -143,7 +143,7 @@ def tamper_submitted(kit):
 
 #: Root grades with nbgrader autograde (make demo, CI), the unprivileged user with posenc-grade --jobs 2 (a hub): each
 #: user and each command once (the other two pairings add four minutes of a test worker and no channel: the other
-#: attack suites, tests/test_hostile_output.py and tests/test_hostile_channels.py, grade as each user with autograde).
+#: attack suites, tests/grading/test_hostile_output.py and tests/grading/test_hostile_channels.py, grade as each user with autograde).
 GRADERS = [("root", "autograde"), ("unprivileged", "posenc-grade")]
 
 

@@ -1,7 +1,7 @@
 """Grading a class in parallel (``posenc-grade``): the same scores as serial ``nbgrader autograde``.
 
 Each test is one scenario in a temporary course directory, in the shape of nbgrader's own test suite:
-real submissions (right, wrong, hostile and broken ones, from :mod:`tests.test_grading`'s table), the
+real submissions (right, wrong, hostile and broken ones, from :mod:`tests.grading.test_grading`'s table), the
 real command in a subprocess, and assertions on the gradebook, SQLite or a real PostgreSQL server.
 
 The PostgreSQL server is Debian's ``postgresql`` (``make install`` installs it as root), started here
@@ -9,7 +9,7 @@ with ``initdb`` and ``pg_ctl`` in a temporary folder, on a Unix socket only, and
 Without it, those tests are skipped and say why.
 
 The runs of the command itself (interrupted, killed, selected, reported) are
-:mod:`tests.test_grade_class_runs`, whose tests share nothing and run on any worker.
+:mod:`tests.grading.test_grade_class_runs`, whose tests share nothing and run on any worker.
 """
 
 import contextlib

@@ -2,7 +2,7 @@
 
 One class of students is graded in a single run of the course's parallel grader, ``posenc-grade --jobs
 2`` (module fixture), which runs nbgrader's autograde in each worker: the large class is graded as an
-instructor grades one (``tests/test_grade_class.py`` proves it scores as serial ``nbgrader autograde``
+instructor grades one (``tests/grading/test_grade_class.py`` proves it scores as serial ``nbgrader autograde``
 does, and the tests below still run serial ``nbgrader autograde`` end to end). The class is one table, :data:`CLASS`: each row names a student, says how the submission is built, which
 exercises must lose points, and what the graded notebook and the log must say. The fixture is made
 from the table, and the table-driven tests assert on the gradebook, in the shape of nbgrader's own

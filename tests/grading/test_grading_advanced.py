@@ -1,6 +1,6 @@
 """The second assignment, ``posenc-advanced``, grades right: the proofs of the first, on its notebook.
 
-The proofs are those of every later assignment, written once in ``tests/later_assignments.py``: one class graded
+The proofs are those of every later assignment, written once in ``tests/helpers/later_assignments.py``: one class graded
 in a single ``posenc-grade posenc-advanced --jobs 2`` run, with real kernels and a real SQLite gradebook.
 Besides the rows every later assignment has, one student writes every function their own way
 (``advanced_answers.STUDENT_ALTERNATIVES``), at full marks.

@@ -1,8 +1,8 @@
 """The third assignment, ``posenc-current``, grades right: the proofs of the first two, on its notebook.
 
-The proofs are those of every later assignment, written once in ``tests/later_assignments.py``: one class graded
+The proofs are those of every later assignment, written once in ``tests/helpers/later_assignments.py``: one class graded
 in a single ``posenc-grade posenc-current --jobs 2`` run, with real kernels and a real SQLite gradebook.
-tests/test_answers_in_process.py judges the same answers in process, in seconds.
+tests/unit/test_answers_in_process.py judges the same answers in process, in seconds.
 """
 
 import pytest

@@ -1,6 +1,6 @@
 """Habits that change the student's kernel, or print, in each assignment: autograde agrees with stock nbgrader.
 
-tests/test_habits.py holds habits that change the notebook; these change what runs in it. Each row is a correct
+tests/grading/test_habits.py holds habits that change the notebook; these change what runs in it. Each row is a correct
 submission (the reference answers) with one habit:
 
 - ``numpy-raises``: ``np.seterr(all="raise")`` in a cell of its own under the imports, as a student who
@@ -78,7 +78,7 @@ def submission(habit, assignment, release, answers):
         setup = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
         notebook.cells.insert(setup + 1, nbformat.v4.new_code_cell("np.seterr(all='raise')  # find that NaN"))
         return notebook
-    if habit == "saved-as-nbformat-4.4":  # VS Code's, or an older Jupyter's: no cell ids (tests/test_habits.py)
+    if habit == "saved-as-nbformat-4.4":  # VS Code's, or an older Jupyter's: no cell ids (tests/grading/test_habits.py)
         notebook = make_submission(answers, release_notebook=release)
         notebook.nbformat_minor = 4
         for cell in notebook.cells:
@@ -168,7 +168,7 @@ def graded(tmp_path_factory):
 
     logs = {}
 
-    def autograde(course):  # one assignment after another (two runs at once is tests/test_two_graders.py's)
+    def autograde(course):  # one assignment after another (two runs at once is tests/grading/test_two_graders.py's)
         for assignment in GRADED:
             result = run_nbgrader(course, "autograde", assignment, "--force")
             if course is stock and result.returncode and PORT_TAKEN in result.stdout + result.stderr:

@@ -1,13 +1,13 @@
 """Every channel from the kernel is capped, and the grade comes only from the judge: real ``nbgrader autograde`` runs
 on hostile submissions (issue 42), each otherwise correct.
 
-One class is graded in one run (module fixture), as root and as an unprivileged user (tests/graders.py), its
+One class is graded in one run (module fixture), as root and as an unprivileged user (tests/helpers/graders.py), its
 grader's own peak memory measured: a later display update that fakes a test cell's score, outputs forged into a
 test cell (standard error, an error and a result sent through the kernel's session), an output flood through display
 updates, a comm flood, a huge reply to the judge, messages larger than the grader takes sent by hand. Then one
 submission that sleeps only when the grader runs its cells again after a crash, and crashes again and again, is
 graded alone under a small ``submission_seconds``, and timed. The same attacks on the grader's side alone, without
-kernels, are in tests/test_channels.py.
+kernels, are in tests/unit/test_channels.py.
 """
 
 import json
@@ -132,7 +132,7 @@ runpy.run_module("nbgrader", run_name="__main__", alter_sys=True)
 
 
 def autograde(course, *arguments, peak=None, user=None, python=sys.executable):
-    """``nbgrader autograde posenc --force ARGUMENTS`` in `course`, as `user` with `python` (tests/graders.py); return
+    """``nbgrader autograde posenc --force ARGUMENTS`` in `course`, as `user` with `python` (tests/helpers/graders.py); return
     its CompletedProcess, with its wall time (``seconds``), the kernels' private folders it left (``folders``) and the
     processes that still name the course (``running``). With `peak`, a file: the grader's own peak memory (KiB) is
     written there."""
@@ -169,7 +169,7 @@ def processes_naming(course, seconds=30):
 @pytest.fixture(scope="module", params=graders.GRADERS)
 def graded(request):
     """HOSTILE graded in one autograde run (its peak memory kept), then REPLAYER alone under BUDGET seconds: as root,
-    and as an unprivileged user (tests/graders.py)."""
+    and as an unprivileged user (tests/helpers/graders.py)."""
     yield from graders.graded_as(request.param, request, "hostile-channels", grade)
 
 

@@ -1,6 +1,6 @@
 """A submission cannot write to the grader's terminal or forge a line of its log: real ``nbgrader autograde`` and
 ``posenc-grade --jobs 2`` runs on one class (module fixture), as root and as an unprivileged user
-(``tests/graders.py``), with an honest student and hostile ones that send terminal escapes (set the title, clear
+(``tests/helpers/graders.py``), with an honest student and hostile ones that send terminal escapes (set the title, clear
 the screen, CSI, BEL, backspace, carriage return, a right-to-left override) and a fake
 ``[AutogradeApp | INFO] fake`` line through every channel they have to the grader:
 
@@ -12,7 +12,7 @@ the screen, CSI, BEL, backspace, carriage return, a right-to-left override) and 
 
 What the grader printed (stdout, stderr) and ``posenc-grade``'s log hold no raw control character and no line that
 begins with the fake record; the escaped text is there (the channels were used); the honest student keeps full
-marks. The escaping itself is ``hardened_grading/terminal.py`` (``tests/test_terminal.py``). This module imports
+marks. The escaping itself is ``hardened_grading/terminal.py`` (``tests/unit/test_terminal.py``). This module imports
 nothing of it, so that it can run against an engine without it (where it fails).
 """
 
@@ -66,7 +66,7 @@ CLASS = [
 @pytest.fixture(scope="module", params=graders.GRADERS)
 def graded(request):
     """The class graded by ``nbgrader autograde`` and then by ``posenc-grade --jobs 2 --force``, as root and as an
-    unprivileged user (tests/graders.py): ``{"autograde": (text, scores), "posenc-grade": (text, scores)}``, each
+    unprivileged user (tests/helpers/graders.py): ``{"autograde": (text, scores), "posenc-grade": (text, scores)}``, each
     text what the grader printed (and posenc-grade's log)."""
     yield from graders.graded_as(request.param, request, "hostile-output", grade)
 

@@ -34,7 +34,7 @@ from posenc_course.layout import GRADED, exercise_of, grade_id, is_answer_cell, 
 
 from ..helpers import advanced_answers, current_answers, wrong_solutions
 
-#: Each graded assignment's tables of wrong answers (tests/wrong_solutions.py and the packages of the later ones).
+#: Each graded assignment's tables of wrong answers (tests/helpers/wrong_solutions.py and the packages of the later ones).
 ANSWER_TABLES = {"posenc": wrong_solutions, "posenc-advanced": advanced_answers, "posenc-current": current_answers}
 
 CONCEPT = re.compile(r"^(ex\d\d_\w+)_answer$")

@@ -1,7 +1,7 @@
 """Settings an instructor changes really change.
 
 Each limit's default lives in one place, the engine (:class:`hardened_grading.kernel.Limits`, and
-``ResilientExecute``'s ``GRADER_LIMITS``); the site's table of limits is read from it (tests/test_docs.py), not the other
+``ResilientExecute``'s ``GRADER_LIMITS``); the site's table of limits is read from it (tests/system/test_docs.py), not the other
 way round, and ``nbgrader_config.py`` may set any value. A course whose ``nbgrader_config.py`` raises
 every limit is graded by real ``nbgrader autograde``, and a cell of the submission reports, from inside
 the sandboxed kernel, the limits it runs under: the raised ones. ``Execute.extra_arguments`` are added to;
@@ -55,7 +55,7 @@ def test_extra_arguments_are_added_to_not_replaced():
 def test_the_graders_variables_that_reach_the_sandboxed_kernel_are_an_allow_list():
     """``inherited_environment`` reaches the kernel as its arguments; its patterns let through only what they name,
     never a variable the sandbox sets itself or one that changes what the kernel runs, even by a glob; naming one is
-    an error that says why. (That a real kernel sees them: tests/test_foreign_courses.py, the course ``magics``.)"""
+    an error that says why. (That a real kernel sees them: tests/grading/test_foreign_courses.py, the course ``magics``.)"""
     config = Config({"ResilientExecute": {"sandbox": "off", "inherited_environment": ["TZ", "LC_*", "PYTHON*"]}})
     arguments = ResilientExecute(config=config).kernel_arguments()
     assert [a for a in arguments if a.startswith("--inherit-env=")] == \

@@ -2,7 +2,7 @@
 
 Unit tests on in-memory notebooks (milliseconds): the graded notebook of an unreadable file is the blank
 release with a first cell that says why (:class:`hardened_grading.grading.TolerantNotebookExporter`, proven
-with real ``nbgrader autograde`` runs in ``tests/test_grading.py``); here, what its feedback makes of it.
+with real ``nbgrader autograde`` runs in ``tests/grading/test_grading.py``); here, what its feedback makes of it.
 """
 
 import html

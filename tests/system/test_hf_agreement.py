@@ -1,8 +1,8 @@
 """The course's reference functions agree with Hugging Face transformers' own implementations, run as HF's models run
-them (tests/hf/compare.py: what is compared, on which configurations, and each tolerance, with its reason).
+them (tests/system/hf/compare.py: what is compared, on which configurations, and each tolerance, with its reason).
 
 compare.py runs in the test-only environment .venv-hf (``make hf-env``: transformers and CPU torch, pinned in
-tests/hf/requirements.lock), once for the module; each comparison is a test of its own, named by its id. The ids are
+tests/system/hf/requirements.lock), once for the module; each comparison is a test of its own, named by its id. The ids are
 read from compare.py's registry (imported here without torch), so a comparison that raises, or that a crashed run
 never reached, fails by name; MUST_COMPARE keeps a comparison from being dropped unnoticed. Without .venv-hf every
 test fails and says how to make it: `make test` and `make test-fast` make it, and CI runs `make test`.
@@ -93,7 +93,7 @@ def run_compare(*args):
     if not HF_PYTHON.exists():
         pytest.fail(f"no {HF_VENV.name}, the environment with Hugging Face transformers and torch these tests run "
                     "compare.py in: make it with `make hf-env` (CPython 3.11 and the network; "
-                    "tests/hf/requirements.lock). `make test` makes it.", pytrace=False)
+                    "tests/system/hf/requirements.lock). `make test` makes it.", pytrace=False)
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env["HF_HUB_OFFLINE"] = "1"  # nothing is downloaded: the configs are built in the code
     try:
@@ -127,8 +127,8 @@ def recording_this_run(config):
 def record(rows, path=RECORDED):
     """Write the table, with the commit, the machine and the versions compared, to `path`."""
     against = next(iter(rows.values()))["against"]
-    path.write_text(f"{machine_line()}\n{against} in {HF_VENV.name} (tests/hf/requirements.lock); written by "
-                    f"tests/test_hf_agreement.py (POSENC_RECORD_RUN=1)\n"
+    path.write_text(f"{machine_line()}\n{against} in {HF_VENV.name} (tests/system/hf/requirements.lock); written by "
+                    f"tests/system/test_hf_agreement.py (POSENC_RECORD_RUN=1)\n"
                     + compare.table([rows[i] for i in IDS if i in rows]))
 
 
@@ -177,7 +177,7 @@ def test_no_comparison_was_dropped():
 
 
 def test_runs_the_pinned_versions(compared):
-    """.venv-hf has what tests/hf/requirements.lock pins (after a change of the lock: make hf-env)."""
+    """.venv-hf has what tests/system/hf/requirements.lock pins (after a change of the lock: make hf-env)."""
     _, rows = compared
     pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", LOCK.read_text(), re.M))
     against = next(iter(rows.values()))["against"]

@@ -193,7 +193,7 @@ def formgrader(graded, tmp_path_factory):
     private = tmp_path_factory.mktemp("jupyter")
     settings = private / "settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
-    # every cell rendered at once, not only those on screen (as tests/test_browser.py sets it)
+    # every cell rendered at once, not only those on screen (as tests/system/test_browser.py sets it)
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     environment = dict(instructor_environment(private, nbgrader_env()), JUPYTER_DATA_DIR=str(private / "data"),
                        JUPYTER_RUNTIME_DIR=str(private / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(private / "settings"),
@@ -385,7 +385,7 @@ def test_the_graded_notebook_opened_live_and_trusted_runs_nothing(formgrader, br
 
 def test_the_parallel_grader_leaves_nothing_active_either(unprivileged_grader):
     """``posenc-grade --jobs 2`` (the class grader) and ``generate_feedback``, run as an unprivileged user (an
-    instructor on a hub, tests/graders.py): the graded notebook holds only passive output types and cleaned HTML,
+    instructor on a hub, tests/helpers/graders.py): the graded notebook holds only passive output types and cleaned HTML,
     and the feedback page no script, its policy first (what the browser tests above show of ``nbgrader
     autograde``'s, run as this test's user)."""
     user, python = unprivileged_grader

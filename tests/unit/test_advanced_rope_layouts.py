@@ -21,7 +21,7 @@ from posenc_solutions import apply_rope_half_split, interleaved_to_half_split, p
 
 from ..helpers.advanced_answers import rope_layouts as rope_layouts_answers
 
-# Loaded by path, not through the package: tests/advanced_answers/__init__.py merges every module.
+# Loaded by path, not through the package: tests/helpers/advanced_answers/__init__.py merges every module.
 ALTERNATIVES = rope_layouts_answers.ALTERNATIVES
 
 

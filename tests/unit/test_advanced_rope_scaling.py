@@ -38,7 +38,7 @@ settings.register_profile("dev", deadline=None, max_examples=60)
 settings.register_profile("ci", deadline=None, max_examples=100, derandomize=True, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
-# Loaded by path, not through the package: tests/advanced_answers/__init__.py merges every module.
+# Loaded by path, not through the package: tests/helpers/advanced_answers/__init__.py merges every module.
 ALTERNATIVES = rope_scaling_answers.ALTERNATIVES
 NAMES = ("linear_scaled_inv_freq", "dynamic_ntk_inv_freq", "yarn_inv_freq", "llama3_inv_freq")
 

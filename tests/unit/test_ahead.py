@@ -3,8 +3,8 @@
 Unit tests of the hand-over on folders and processes made here (milliseconds), then a real ``posenc-grade`` run
 with one worker, where every submission but the first gets the kernel started while the one before it was
 graded, and scores as it must. Killing the command while such a kernel starts is
-tests/test_grade_class_runs.py's; the files of nbgrader's own fixtures (a notebook that reads a file beside it,
-one that writes one) graded this way are tests/test_foreign_courses.py's ``engine-grade-class``.
+tests/grading/test_grade_class_runs.py's; the files of nbgrader's own fixtures (a notebook that reads a file beside it,
+one that writes one) graded this way are tests/grading/test_foreign_courses.py's ``engine-grade-class``.
 """
 
 import os

@@ -1,7 +1,7 @@
 """The graded assignments' hidden tests catch every wrong answer in its own exercise, and pass every alternative:
 the fast layer, in this process, through the real judge (:func:`posenc_course.dryrun.run_against_reference`).
 
-tests/test_grading.py, tests/test_grading_advanced.py and tests/test_grading_current.py grade the same answers
+tests/grading/test_grading.py, tests/grading/test_grading_advanced.py and tests/grading/test_grading_current.py grade the same answers
 with nbgrader, in real kernels; this module says within seconds, and per answer, which one a change of the notebook's tests lets through.
 """
 
@@ -17,7 +17,7 @@ from ..helpers import advanced_answers, current_answers, student_alternatives, w
 
 #: ``{assignment: module}`` of each assignment's answer tables: ``WRONG``, ``WRONG_CONCEPTS`` and, for the later
 #: two, ``ALTERNATIVES`` (one per function); the first assignment's correct answers written another way are
-#: ``tests/student_alternatives.py``'s, several functions each.
+#: ``tests/helpers/student_alternatives.py``'s, several functions each.
 TABLES = {ASSIGNMENT: wrong_solutions, ADVANCED: advanced_answers, CURRENT: current_answers}
 
 

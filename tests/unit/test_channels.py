@@ -2,7 +2,7 @@
 a kernel (milliseconds). ``ResilientExecute`` is fed the iopub messages a hostile kernel can send, on an in-memory
 notebook; what nbgrader then records (``nbgrader.utils.determine_grade``) is compared with the judge's verdict.
 
-The same attacks, by real submissions under ``nbgrader autograde``, are in tests/test_hostile_channels.py.
+The same attacks, by real submissions under ``nbgrader autograde``, are in tests/grading/test_hostile_channels.py.
 """
 
 import json

@@ -3,7 +3,7 @@ partial and proportional rotary, DeepSeek's YaRN scales.
 
 Each is checked here against an independent form (loops, or the formula written another way), on known values
 worked by hand, and on every ValueError its docstring lists, tried with an input numpy would accept. Their
-agreement with Hugging Face transformers' own code, run as it is, is tests/test_hf_agreement.py's.
+agreement with Hugging Face transformers' own code, run as it is, is tests/system/test_hf_agreement.py's.
 """
 
 import math

@@ -2,7 +2,7 @@
 cluster: the manifest against the schemas of a current Kubernetes release (kubernetes-validate, strict: no field
 the API does not know), its command as a ``posenc-grade`` command line, and the image it names as the Containerfile
 builds it. Neither was applied to a real cluster or built here (no container registry to pull a base image from);
-the site's page on grading across machines says so. Slurm, which runs here for real, is :mod:`tests.test_slurm`'s.
+the site's page on grading across machines says so. Slurm, which runs here for real, is :mod:`tests.system.test_slurm`'s.
 """
 
 import copy

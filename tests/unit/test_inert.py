@@ -7,7 +7,7 @@ through what the graded notebook, the feedback page and formgrader's view put th
 code, plots as PNG and as matplotlib's SVG) comes out as it went in. The pages themselves are rendered as
 ``generate_feedback`` and formgrader render them, with this course's ``nbgrader_config.py``: the feedback has no
 script at all and its policy first; formgrader's page of a hostile notebook has exactly the scripts of its page
-of an empty one. ``tests/test_inert_browser.py`` opens both in a real browser.
+of an empty one. ``tests/system/test_inert_browser.py`` opens both in a real browser.
 """
 
 import base64

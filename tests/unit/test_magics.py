@@ -2,7 +2,7 @@
 ``get_ipython()`` carries out, and which cells are left to the kernel (:mod:`hardened_grading.magics`).
 
 That a course whose set-up cells use magics is judged in real kernels, so that a patched ``math.isclose`` gains
-nothing, is tests/test_foreign_courses.py's (the course ``magics``).
+nothing, is tests/grading/test_foreign_courses.py's (the course ``magics``).
 """
 
 import math
@@ -34,7 +34,7 @@ def _notebook(*cells):
 
 
 def _kernel(**functions):
-    """A kernel stand-in whose answer functions are `functions`, called here (as tests/test_judge.py's)."""
+    """A kernel stand-in whose answer functions are `functions`, called here (as tests/unit/test_judge.py's)."""
     def ask(request):
         if request["op"] == "get":
             return {"status": "ok", "values": {}}

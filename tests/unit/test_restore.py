@@ -1,8 +1,8 @@
 """Unit tests of :func:`hardened_grading.restore.restore` on in-memory notebooks (milliseconds).
 
 The release here is small and shaped like the course's: prose, a set-up cell, the locked checking
-helpers, then exercises of an answer cell and a locked test cell each. ``tests/test_habits.py`` and
-``tests/test_grading.py`` prove the same in real ``nbgrader autograde`` runs.
+helpers, then exercises of an answer cell and a locked test cell each. ``tests/grading/test_habits.py`` and
+``tests/grading/test_grading.py`` prove the same in real ``nbgrader autograde`` runs.
 """
 
 import copy

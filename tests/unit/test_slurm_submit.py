@@ -1,6 +1,6 @@
 """Submitting a class to Slurm (:mod:`posenc_course.slurm`) and the batch scripts of ``deploy/slurm/``, without a
 cluster: the command lines, what is refused and why, and what each script runs. The real cluster is
-:mod:`tests.test_slurm`'s."""
+:mod:`tests.system.test_slurm`'s."""
 
 import os
 import stat

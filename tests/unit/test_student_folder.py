@@ -3,7 +3,7 @@
 Each entry a student's code or an LMS can leave (a symbolic link, a dangling one, a hard link, a FIFO, a
 socket, a device, a folder that is a link) is found, removed or left out, and never read, written or
 chmodded through; regular files and folders are kept as they are. The app tests, with real nbgrader runs,
-are ``tests/test_attacks_folder.py``.
+are ``tests/grading/test_attacks_folder.py``.
 """
 
 import os

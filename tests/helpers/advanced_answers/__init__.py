@@ -25,5 +25,5 @@ for _name in MODULES:
                             (ALTERNATIVES, _module.ALTERNATIVES),
                             (STUDENT_ALTERNATIVES, getattr(_module, "STUDENT_ALTERNATIVES", {}))):
         _twice = set(_merged) & set(_table)
-        assert not _twice, f"tests/advanced_answers/{_name}.py repeats {sorted(_twice)}"
+        assert not _twice, f"tests/helpers/advanced_answers/{_name}.py repeats {sorted(_twice)}"
         _merged.update(_table)

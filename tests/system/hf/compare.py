@@ -5,13 +5,13 @@ own modules: its rotary embedding and ``apply_rotary_pos_emb``, its attention la
 (``masking_utils``) and its cache, step by step as a server runs them.
 
 Run with the test-only environment, ``make hf-env`` (transformers and CPU torch, pinned in
-``tests/hf/requirements.lock``)::
+``tests/system/hf/requirements.lock``)::
 
-    .venv-hf/bin/python tests/hf/compare.py            # one JSON object per comparison, a line each
-    .venv-hf/bin/python tests/hf/compare.py --table    # the same, as a table
-    .venv-hf/bin/python tests/hf/compare.py --perturb rope_scaling.llama3_inv_freq   # a deliberately wrong one
+    .venv-hf/bin/python tests/system/hf/compare.py            # one JSON object per comparison, a line each
+    .venv-hf/bin/python tests/system/hf/compare.py --table    # the same, as a table
+    .venv-hf/bin/python tests/system/hf/compare.py --perturb rope_scaling.llama3_inv_freq   # a deliberately wrong one
 
-``tests/test_hf_agreement.py`` runs it and has a test per comparison. It exits 0 when every comparison is within its
+``tests/system/test_hf_agreement.py`` runs it and has a test per comparison. It exits 0 when every comparison is within its
 tolerance, 1 otherwise; a comparison that raises is a failed row (``"error"``: its traceback), never a missing one.
 
 Tolerances: HF computes in float32 (``torch.arange(0, dim, 2).float() / dim``, then ``base ** that``); the course
@@ -52,9 +52,9 @@ computes in float64. So each comparison allows float32's own rounding, in units 
 Adding a comparison: write one small function that takes a configuration's keyword arguments and returns a
 :class:`Result`, and register it with :func:`compares` and its configurations (a short name each); its ids are
 ``posenc function[configuration]``. Import torch and transformers inside the function (this module is also imported
-without them, by ``tests/test_hf_agreement.py``, for its ids), and call the posenc function through its module
+without them, by ``tests/system/test_hf_agreement.py``, for its ids), and call the posenc function through its module
 (``rope_scaling.llama3_inv_freq(...)``, not a name imported from it) so that ``--perturb`` reaches it. A posenc
-function compared for the first time also goes into ``MUST_COMPARE`` in tests/test_hf_agreement.py. This file imports
+function compared for the first time also goes into ``MUST_COMPARE`` in tests/system/test_hf_agreement.py. This file imports
 nothing of the course but ``posenc_solutions``. ``--perturb`` changes numbers by ``PERTURBATION`` (relative) and exact
 values by the least they can change (:func:`perturb`), so each configuration needs a value that is not 0 (Swin V2's
 table of a 1 x 1 window, the single offset 0, is therefore compared through its bias only).
