@@ -1,7 +1,7 @@
 """A class graded on a one-node Slurm cluster, next to posenc-grade on the same machine, in one run.
 
 The same class of 60 (bench_class.make_class: right, two mistakes, blank, in turn), in two courses with a PostgreSQL
-gradebook each (a server started here, :func:`tests.grading.test_grade_class.postgresql_server`):
+gradebook each (a server started here, :func:`tests.helpers.postgres.postgresql_server`):
 
 1. ``posenc-grade --jobs 2``: one command, two workers.
 2. ``python -m posenc_course.slurm --tasks 2 --cpus 1``: an array of two tasks of one CPU each, one worker each, on a
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' clust
 from bench_class import machine, make_class  # noqa: E402
 from posenc_course.course import nbgrader_env, new_course  # noqa: E402
 from tests.slurm_cluster import one_node_cluster, program, unavailable  # noqa: E402
-from tests.grading.test_grade_class import postgresql_server, postgresql_unavailable  # noqa: E402
+from tests.helpers.postgres import postgresql_server, postgresql_unavailable  # noqa: E402
 
 
 def course_on(folder, size, db_url):

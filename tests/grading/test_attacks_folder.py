@@ -42,7 +42,7 @@ from posenc_course.layout import ASSIGNMENT, NOTEBOOK
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 from ..helpers import graders
-from ..grading.test_grading import MAX_POINTS
+from ..helpers.grading import MAX_POINTS
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")]

@@ -12,7 +12,7 @@ import pytest
 from posenc_course.course import nbgrader_env
 from posenc_course.submissions import grade_id, make_submission, reference_answers
 
-from ..grading.test_grading import MAX_POINTS, TEST_POINTS
+from ..helpers.grading import MAX_POINTS, TEST_POINTS
 from ..helpers.wrong_solutions import WRONG
 
 TOTAL = sum(MAX_POINTS.values())

@@ -22,7 +22,7 @@ from hardened_grading.cells import META, UNREADABLE
 from posenc_course.layout import ASSIGNMENT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
-from ..grading.test_grading import MAX_POINTS
+from ..helpers.grading import MAX_POINTS
 
 MISTAKES = demo.MISTAKES[ASSIGNMENT][0]  # apply_rope (ex05) and masked_softmax (ex07)
 

@@ -27,7 +27,7 @@ from posenc_course.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK, exercise_of
 from posenc_course.submissions import make_submission, reference_answers
 
-from ..grading.test_grading import ALL, MAX_POINTS, STUDENTS, Student, assert_scores, blank, submit
+from ..helpers.grading import ALL, MAX_POINTS, STUDENTS, Student, assert_scores, blank, submit
 from ..grading.test_leaks import assert_no_answer_in, concept_answers, feedback_texts, wrong_concepts
 
 CLASS = [

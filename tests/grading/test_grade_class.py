@@ -12,17 +12,10 @@ The runs of the command itself (interrupted, killed, selected, reported) are
 :mod:`tests.grading.test_grade_class_runs`, whose tests share nothing and run on any worker.
 """
 
-import contextlib
-import glob
 import multiprocessing
-import os
-import pwd
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -30,74 +23,15 @@ from hardened_grading import grade_class
 from posenc_course.course import generate, load_config, nbgrader_env, new_course, run_nbgrader
 from posenc_course.submissions import reference_answers
 
-from ..grading.test_grading import STUDENTS, assert_scores, submit
+from ..helpers.grade_class import db_url_of, grades, make_course, posenc_grade, serial_scores
+from ..helpers.grading import STUDENTS
+from ..helpers.postgres import postgresql  # noqa: F401 (a fixture: this module's own server)
 
 # Right, wrong, partly right, blank, tampered, hostile (each of its own kind) and unreadable submissions.
 CLASS = [STUDENTS[name] for name in (
     "reference", "blank", "partial-one-check", "wrong-rope_half_split", "wrong-strict_causal", "alt-ex05",
     "tamper-deleted-wrong", "hostile-exit", "hostile-segfault", "hostile-call-memory", "hostile-huge-array",
     "peek-gradebook", "fake-checks", "malformed", "bad-binary", "renamed")]
-SMALL_CLASS = [STUDENTS[name] for name in (
-    "reference", "wrong-strict_causal", "blank", "wrong-rope_half_split", "alt-ex05", "hostile-exit")]
-
-
-def make_course(folder, students, db_url=None):
-    """A course in `folder` with `students`' submissions and, when given, its gradebook at `db_url`
-    (set in nbgrader_config.py, as an instructor sets it)."""
-    course = new_course(folder)
-    if db_url:
-        with open(course / "nbgrader_config.py", "a") as config:
-            config.write(f"\nc.CourseDirectory.db_url = {db_url!r}\n")
-    kit = SimpleNamespace(course=course, release=generate(course),
-                          answers=reference_answers(course / "source" / "posenc" / "exercises.ipynb"))
-    for student in students:
-        submit(student, kit)
-    return course
-
-
-def db_url_of(course):
-    return grade_class.gradebook_url(load_config(course), course)
-
-
-def grades(db_url):
-    """``{student: {grade cell: score}}`` of every graded submission in the gradebook at `db_url`, and the
-    number of submission rows."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(db_url, "posenc") as gradebook:
-        submissions = gradebook.assignment_submissions("posenc")
-        scores = {s.student.id: {g.name: g.score for n in s.notebooks for g in n.grades} for s in submissions}
-        return scores, len(submissions)
-
-
-def exercise_scores(db_url):
-    """``{student: {exercise: (score, max_score)}}``, as :func:`posenc_course.report.exercise_scores` gives it."""
-    from posenc_course import report
-
-    return report.exercise_scores(db_url)
-
-
-def posenc_grade(course, *args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "posenc_course.grade", *args], cwd=course,
-                          env=nbgrader_env(), capture_output=True, text=True, timeout=timeout)
-
-
-def assert_expected_scores(db_url, students):
-    scores = exercise_scores(db_url)
-    assert set(scores) == {student.name for student in students}
-    for student in students:
-        assert_scores(scores, student.name, student.loses)
-
-
-def serial_scores(folder, students):
-    """`students` graded by plain ``nbgrader autograde`` in a course in `folder`, one submission after another, on
-    SQLite: their scores, as :func:`grades` gives them, the reference for a parallel run."""
-    course = make_course(folder, students)
-    result = run_nbgrader(course, "autograde", "posenc")
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    scores, rows = grades(db_url_of(course))
-    assert rows == len(students) == len(scores)
-    return scores
 
 
 @pytest.fixture(scope="module")
@@ -106,73 +40,7 @@ def serial(tmp_path_factory):
     return serial_scores(tmp_path_factory.mktemp("serial") / "course", CLASS)
 
 
-# A PostgreSQL server of the test's own -------------------------------------------------------------
-
-def postgresql_programs():
-    """The folder of PostgreSQL's server programs (Debian keeps them off PATH), or None."""
-    found = shutil.which("pg_ctl")
-    if found:
-        return Path(found).resolve().parent
-    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[-3]))
-    return Path(versions[-1]).parent if versions else None
-
-
-def postgresql_unavailable():
-    """Why a PostgreSQL server cannot be started here, or None."""
-    if postgresql_programs() is None:
-        return "PostgreSQL is not installed (Debian: sudo apt-get install postgresql; `make install` does it as root)"
-    if os.geteuid() == 0:
-        try:
-            pwd.getpwnam("postgres")
-        except KeyError:
-            return "running as root, and there is no 'postgres' user to run the PostgreSQL server as"
-    return None
-
-
-@contextlib.contextmanager
-def postgresql_server():
-    """Start a PostgreSQL server in a new temporary folder, on a Unix socket only; yield ``new_database()`` ->
-    the URL of a new, empty database on it. The server is stopped and its folder removed at the end."""
-    programs = postgresql_programs()
-    # PostgreSQL refuses to run as root: the server runs as Debian's postgres user
-    user = {"user": pwd.getpwnam("postgres").pw_uid} if os.geteuid() == 0 else {}
-    folder = Path(tempfile.mkdtemp(prefix="posenc-pg-"))
-    folder.chmod(0o755)
-    if user:
-        os.chown(folder, user["user"], -1)
-
-    def server(program, *args):
-        return subprocess.run([str(programs / program), *args], capture_output=True, text=True, timeout=120,
-                              check=True, cwd=folder, **user)
-
-    try:
-        server("initdb", "-D", str(folder / "data"), "-U", "posenc", "--auth=trust", "-E", "UTF8")
-        server("pg_ctl", "-D", str(folder / "data"), "-l", str(folder / "server.log"), "-w", "start",
-               "-o", f"-k {folder} -c listen_addresses='' -c max_connections=100")
-        count = iter(range(1000))
-
-        def new_database():
-            name = f"gradebook{next(count)}"
-            server("createdb", "-h", str(folder), "-U", "posenc", name)
-            return f"postgresql://posenc@/{name}?host={folder}"
-
-        yield new_database
-    finally:
-        subprocess.run([str(programs / "pg_ctl"), "-D", str(folder / "data"), "-m", "fast", "-w", "stop"],
-                       capture_output=True, cwd=folder, timeout=120, **user)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def postgresql():
-    """``new_database()`` -> the URL of a new, empty database on a PostgreSQL server started for this
-    module (:func:`postgresql_server`)."""
-    why = postgresql_unavailable()
-    if why:
-        pytest.skip(why)
-    with postgresql_server() as new_database:
-        yield new_database
-
+# A PostgreSQL server of the test's own (tests/helpers/postgres.py) ------------------------------------
 
 def database(backend, request):
     return request.getfixturevalue("postgresql")() if backend == "postgresql" else None

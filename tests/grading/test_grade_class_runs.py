@@ -25,8 +25,8 @@ from hardened_grading.ahead import STAGING
 from hardened_grading.grading import GRADED_MARKER
 from posenc_course.course import nbgrader_env, new_course
 
-from ..grading.test_grade_class import SMALL_CLASS, assert_expected_scores, db_url_of, grades, make_course, posenc_grade
-from ..grading.test_grading import STUDENTS
+from ..helpers.grade_class import SMALL_CLASS, assert_expected_scores, db_url_of, grades, make_course, posenc_grade
+from ..helpers.grading import STUDENTS
 
 
 def children_of(pid):

@@ -31,7 +31,7 @@ from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import grade_id, reference_answers
 
 from ..helpers import graders
-from ..grading.test_grading import Student, answered, assert_scores, prefixed, some, submit
+from ..helpers.grading import Student, answered, assert_scores, prefixed, some, submit
 
 pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 

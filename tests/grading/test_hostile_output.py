@@ -29,7 +29,7 @@ from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.submissions import reference_answers, write_submission
 
 from ..helpers import graders
-from ..grading.test_grading import Student, answered, assert_scores, prefixed, submit
+from ..helpers.grading import Student, answered, assert_scores, prefixed, submit
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")]

@@ -29,7 +29,7 @@ from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
-from ..grading.test_grading import MAX_POINTS
+from ..helpers.grading import MAX_POINTS
 
 ADVICE = "c.ResilientExecute.sandbox = 'off'"
 

@@ -28,7 +28,7 @@ from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrade
 from posenc_course.layout import NOTEBOOK, ROOT
 from posenc_course.submissions import reference_answers
 
-from ..grading.test_grading import Student, answered, assert_scores, prefixed, some, submit
+from ..helpers.grading import Student, answered, assert_scores, prefixed, some, submit
 
 pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 

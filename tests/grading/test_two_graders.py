@@ -28,7 +28,7 @@ from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, NOTEBOOK, points_per_exercise
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
-from ..grading.test_grading import assert_scores
+from ..helpers.grading import assert_scores
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="grades in the sandbox")
 

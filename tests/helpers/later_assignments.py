@@ -19,9 +19,8 @@ from posenc_course.layout import (NOTEBOOK, points_per_exercise, points_per_test
                                   source_notebook)
 from posenc_course.submissions import make_submission, reference_answers
 
-from ..grading.test_grading import (FAKE_PASSES, SOME, Student, answered, assert_row_scores, blank, grade_together,
-                           grade_whole_class, log_lines, prefixed, raw, run_in_plain_kernel, score_problems, shown,
-                           some, submit, verdicts_of)
+from .grading import (FAKE_PASSES, SOME, Student, answered, assert_row_scores, blank, grade_together, grade_whole_class,
+                      log_lines, prefixed, raw, run_in_plain_kernel, score_problems, shown, some, submit, verdicts_of)
 
 
 def first_assignments_reference(kit):

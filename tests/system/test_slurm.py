@@ -20,8 +20,9 @@ from posenc_course import slurm
 from posenc_course.course import nbgrader_env
 
 from ..helpers.slurm_cluster import one_node_cluster, processes_naming, program, unavailable
-from ..grading.test_grade_class import grades, make_course, postgresql, postgresql_programs, serial_scores  # noqa: F401 (a fixture, this module's own server)
-from ..grading.test_grading import STUDENTS
+from ..helpers.grade_class import grades, make_course, serial_scores
+from ..helpers.postgres import postgresql, postgresql_programs  # noqa: F401 (a fixture, this module's own server)
+from ..helpers.grading import STUDENTS
 
 # Right, wrong, partly right, blank, an alternative, a kernel killer, a segfault and an unreadable file.
 SLURM_CLASS = [STUDENTS[name] for name in (

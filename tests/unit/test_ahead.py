@@ -18,8 +18,8 @@ import pytest
 from hardened_grading import ahead, kernel
 from hardened_grading.grading import GRADED_MARKER
 
-from ..grading.test_grade_class import assert_expected_scores, db_url_of, make_course, posenc_grade
-from ..grading.test_grading import STUDENTS
+from ..helpers.grade_class import assert_expected_scores, db_url_of, make_course, posenc_grade
+from ..helpers.grading import STUDENTS
 
 
 @pytest.fixture
