@@ -103,7 +103,7 @@ def test_a_notebook_of_a_later_assignment_is_recognised_and_graded(assignment, t
     only."""
     from posenc_course.layout import points_per_exercise, release_notebook, source_notebook
 
-    from ..grading.test_leaks import ANSWER_TABLES
+    from ..helpers.leaks import ANSWER_TABLES
 
     maxima = points_per_exercise(nbformat.read(source_notebook(assignment), as_version=4))
     answers = reference_answers(source_notebook(assignment))

@@ -28,7 +28,7 @@ from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK, ex
 from posenc_course.submissions import make_submission, reference_answers
 
 from ..helpers.grading import ALL, MAX_POINTS, STUDENTS, Student, assert_scores, blank, submit
-from ..grading.test_leaks import assert_no_answer_in, concept_answers, feedback_texts, wrong_concepts
+from ..helpers.leaks import assert_no_answer_in, concept_answers, feedback_texts, wrong_concepts
 
 CLASS = [
     STUDENTS["reference"],

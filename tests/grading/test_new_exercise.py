@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from ..system.test_pythons import clean_copy
+from ..helpers.repository import clean_copy
 
 FUNCTION = '''"""Exercise 11: sliding-window attention."""
 

@@ -18,7 +18,7 @@ import pytest
 
 from posenc_course.layout import ROOT
 
-from ..system.test_pythons import OUTER_MAKE
+from .repository import OUTER_MAKE
 
 USER = "posenc-attack-grader"  #: the user that grades as on a hub (made when the tests run as root)
 GRADERS = ("root", "unprivileged")

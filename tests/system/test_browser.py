@@ -19,7 +19,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from posenc_course.layout import RELEASE_NOTEBOOK, ROOT
 from posenc_course.notebook import LANGUAGE_INFO
 from posenc_course.submissions import grade_id, make_submission, reference_answers
 
+from ..helpers.lab import stop_lab
 from ..helpers.wrong_solutions import WRONG
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -100,21 +100,6 @@ def start_lab(folder, *options, instructor=False):
                 stop_lab(process)
                 pytest.fail(f"JupyterLab did not start; its log, {log}:\n{log.read_text()[-3000:]}")
             time.sleep(0.3)
-
-
-def stop_lab(process):
-    """Stop JupyterLab as Ctrl-C does (it shuts its kernels down), then whatever is left of its group."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            pass
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
 
 
 def http_status(url):

@@ -49,7 +49,7 @@ from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 from ..helpers import graders
-from ..system.test_browser import stop_lab
+from ..helpers.lab import stop_lab
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -22,6 +22,8 @@ import pytest
 from posenc_course import ROOT
 from posenc_course.layout import GRADED
 
+from ..helpers.repository import OUTER_MAKE, clean_copy
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -31,8 +33,6 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 SUPPORTED = [m.group(1) for c in PROJECT["classifiers"]
              if (m := re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c))]
 PYENV_ROOT = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-# Variables of the `make test` that runs this suite, which must not reach the clean copy's make.
-OUTER_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTHON", "VENV", "VIRTUAL_ENV")
 
 
 def describe(python):
@@ -81,18 +81,6 @@ def make(copy, *args, timeout=1800, env=None):
                                   if Path(p).resolve() != Path(sys.executable).parent.resolve())
     return subprocess.run(["make", "--no-print-directory", *args], cwd=copy, env=env,
                           capture_output=True, text=True, timeout=timeout)
-
-
-def clean_copy(destination):
-    """The repository's files as a fresh clone has them (tracked and new, not ignored ones)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            (destination / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination / name)
-    return destination
 
 
 def posenc_check(copy, notebook):
