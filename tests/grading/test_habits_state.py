@@ -39,7 +39,7 @@ from posenc_course.course import generate, new_course, run_nbgrader
 from posenc_course.layout import GRADED, NOTEBOOK, NOTEBOOK_ID, exercise_functions, source_notebook
 from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
 
-from ..grading.test_foreign_courses import PORT_TAKEN
+from ..helpers.foreign_courses import PORT_TAKEN
 
 #: Stock nbgrader's configuration: the course's id and the course's cell time limit, nothing of the engine's.
 STOCK_CONFIG = 'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "posenc"\nc.Execute.timeout = 20\n'

@@ -2,7 +2,7 @@
 
 The project's wheel is built and unpacked into a folder of its own, which comes first on the path of every
 command (``PYTHONPATH``): nbgrader, its hooks and the grading kernel then import the engine from there, not
-from the checkout. nbgrader's documentation course (``tests/nbgrader_courses``), adopted with the lines of
+from the checkout. nbgrader's documentation course (from the installed nbgrader package), adopted with the lines of
 ``docs/engine.md``, is generated, graded in the sandbox and given feedback (the engine's template is package
 data of the wheel).
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ..grading.test_foreign_courses import NBGRADER_SAYS, USER_GUIDE, adoption_lines, read_gradebook
+from ..helpers.foreign_courses import NBGRADER_SAYS, USER_GUIDE, adoption_lines, read_gradebook
 
 ROOT = Path(__file__).resolve().parents[2]
 SECONDS = 600  #: the longest one command may take (building the wheel, or one nbgrader command)
