@@ -161,9 +161,10 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(STAMP) $(DOCS_STAMP) test-tools hf-env
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
-# The fast tier (tests/conftest.py: TIERS): everything but real grading runs, the browser, every Python
-# and PostgreSQL. For a developer's edit-test loop; `make test` (CI) runs every tier.
-test-fast: $(STAMP) $(DOCS_STAMP) hf-env
+# The fast tier: tests/unit/ and the doctests (a test's folder gives its tier, tests/conftest.py: LAYERS): no grading run, browser,
+# other Python, PostgreSQL, Slurm or Hugging Face venv (no hf-env: tests/system/test_hf_agreement.py is a system
+# test). For a developer's edit-test loop; `make test` (CI) runs every tier.
+test-fast: $(STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not pythons and not postgres and not slurm"
 
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an

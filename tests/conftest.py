@@ -1,3 +1,4 @@
+import ast
 import os
 import sys
 import time
@@ -12,30 +13,55 @@ settings.register_profile("ci", deadline=None, max_examples=100, derandomize=Tru
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-# Tiers. `make test` runs every test; a developer picks a tier with -m, for example the fast one in a
-# few minutes: `pytest -m "not slow"`. A test is in a tier by what it starts: a browser, every Python,
-# a PostgreSQL server, or real grading runs (nbgrader, kernels) on whole notebooks or classes.
+# Layers and tiers. A test module's folder says its layer, and the layer gives its tier: nothing else marks a test
+# slow. `make test` runs every tier; a developer picks one with -m, for example the fast one in under a minute:
+# `make test-fast` (`pytest -m "not slow and ..."`). The rule for where a module goes:
+#
+# - tests/unit/: in memory or in small processes, milliseconds to seconds each; no real grading run (nbgrader,
+#   posenc-grade) of a whole notebook or class. The fast tier: no marker.
+# - tests/grading/: real grading runs: nbgrader's commands, posenc-grade, kernels, the sandbox, on whole
+#   notebooks or classes. Marked slow.
+# - tests/system/: the machine and the world around the course: a real browser, every supported Python, a
+#   Slurm cluster, the engine's wheel, the site's build, Hugging Face's own code in a venv of its own. Marked
+#   slow, and with what each starts (SYSTEM_MARKERS).
+# - tests/helpers/: the helper library that test modules share (no test in it, and no test module imports
+#   from another: each imports what it shares from here).
+#
+# Collection refuses a test module in no folder of LAYERS (or in tests/helpers/), and a module of tests/ that
+# imports a test module.
 TIERS = {
     "browser": "drives JupyterLab in a real browser (chromium)",
     "pythons": "installs the course with every supported Python, from a clean clone",
     "postgres": "starts a PostgreSQL server of its own",
     "slurm": "starts a one-node Slurm cluster of its own (root, Debian's slurmctld, slurmd and munge)",
-    "slow": "runs real grading (nbgrader, kernels, the sandbox) on whole notebooks or classes",
+    "slow": "runs real grading (nbgrader, kernels, the sandbox) on whole notebooks or classes, or a system test",
 }
-# The modules that run real grading, heaviest first (by their time in a full run; `--durations` at the end of
-# each run shows it): the suite starts them first, so that no long module is left to run alone at the end.
-SLOW_MODULES = ("test_grade_class", "test_pythons", "test_grading_advanced", "test_grading", "test_grading_current",
-                "test_grade_class_runs", "test_attacks_folder", "test_two_graders",
-                "test_mutation", "test_slurm",
-                "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_inert_browser", "test_sandbox", "test_hostile_output",
-                "test_hostile_channels",
-                "test_habits_state", "test_habits",
-                "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
-                "test_engine_wheel", "test_docs", "test_theory", "test_leaks", "test_unreadable")
+#: ``{folder of tests/: the markers of every test in it}``: the only folders a test module may be in.
+LAYERS = {"unit": (), "grading": ("slow",), "system": ("slow",)}
+#: The folder of the helper library: no test module in it.
+HELPERS = "helpers"
+#: What a system test starts besides, by module: more markers, to pick or leave out with -m. (``postgres`` is given
+#: to every test that uses the ``postgresql`` fixture, tests/helpers/postgres.py, wherever it is.)
+SYSTEM_MARKERS = {"test_browser": ("browser",), "test_inert_browser": ("browser",), "test_pythons": ("pythons",),
+                  "test_slurm": ("slurm",)}
+#: The slow modules, heaviest first (by their time in a full run; `--durations` at the end of each run shows it): the
+#: suite starts them first, so that no long module is left to run alone at the end. An order, not a tier: a slow
+#: module missing here is still slow (its folder), and is started after these, before the fast ones.
+HEAVIEST_FIRST = ("test_grade_class", "test_pythons", "test_grading_advanced", "test_grading", "test_grading_current",
+                  "test_grade_class_runs", "test_attacks_folder", "test_two_graders",
+                  "test_mutation", "test_slurm",
+                  "test_browser", "test_foreign_courses", "test_check", "test_feedback", "test_inert_browser",
+                  "test_sandbox", "test_hostile_output",
+                  "test_hostile_channels",
+                  "test_habits_state", "test_habits",
+                  "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
+                  "test_engine_wheel", "test_docs", "test_theory", "test_leaks", "test_unreadable")
 # Tests that may run on any worker, each alone (`make test` runs the suite on every core with pytest-xdist):
 # their module has no fixture that several of them share. Every other module runs whole on one worker, so
 # that a module's fixtures (a class graded once, a PostgreSQL server) are made once.
 SPREAD_MODULES = {"test_pythons", "test_grade_class_runs"}
+#: This folder: tests/.
+TESTS = Path(__file__).resolve().parent
 
 
 #: Set in the environment of the run's first process (and so of every process the run starts, xdist's
@@ -96,22 +122,79 @@ def module_of(nodeid):
     return nodeid.partition("::")[0].rpartition("/")[2].removesuffix(".py")
 
 
+def layer_of(path):
+    """The folder of tests/ that `path` is in (``unit``, ``helpers``...), ``""`` for a file of tests/ itself, or None
+    for a path outside tests/ (the doctests of posenc_solutions)."""
+    try:
+        parts = Path(path).resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 else ""
+
+
+def test_modules_imported(path):
+    """The test modules (``test_*``) that the Python file at `path` imports, as written: ``..grading.test_x``."""
+    found = []
+    for node in ast.walk(ast.parse(Path(path).read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if any(p.startswith("test_") for p in alias.name.split("."))]
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            if any(p.startswith("test_") for p in (node.module or "").split(".")):
+                found.append(module)
+            else:
+                found += [f"{module}.{alias.name}" for alias in node.names if alias.name.startswith("test_")]
+    return found
+
+
+class Refused(pytest.File):
+    """A file of tests/ that collection refuses: collecting it fails with `reason`, which names it."""
+
+    reason = ""
+
+    def collect(self):
+        raise self.CollectError(self.reason)
+
+
+def refusal(file_path):
+    """Why collection refuses the Python file `file_path` of tests/, or None."""
+    layer = layer_of(file_path)
+    if layer is None or file_path.suffix != ".py" or file_path.name == "conftest.py":
+        return None
+    where = file_path.relative_to(TESTS.parent) if file_path.is_relative_to(TESTS.parent) else file_path
+    if file_path.name.startswith("test_") and layer not in LAYERS:
+        return (f"{where} is a test module in no known folder: put it in "
+                f"{', '.join(f'tests/{folder}/' for folder in LAYERS)} (the rule is in tests/conftest.py), "
+                f"its helpers in tests/{HELPERS}/")
+    imported = test_modules_imported(file_path)
+    if imported:
+        return (f"{where} imports from the test module(s) {', '.join(imported)}: what tests share is in "
+                f"tests/{HELPERS}/, and every module imports it from there")
+    return None
+
+
+def pytest_collect_file(file_path, parent):
+    """Refuse a test module in no folder of LAYERS, and a module of tests/ that imports a test module."""
+    reason = refusal(file_path)
+    if reason:
+        refused = Refused.from_parent(parent, path=file_path)
+        refused.reason = reason
+        return refused
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = module_of(item.nodeid)
-        if module == "test_browser":
-            item.add_marker(pytest.mark.browser)
-        if module == "test_pythons":
-            item.add_marker(pytest.mark.pythons)
-        if module == "test_slurm":
-            item.add_marker(pytest.mark.slurm)
+        layer = layer_of(item.path)
+        for marker in (*LAYERS.get(layer, ()), *(SYSTEM_MARKERS.get(module, ()) if layer == "system" else ())):
+            item.add_marker(marker)
         if "postgresql" in getattr(item, "fixturenames", ()) or "[postgresql]" in item.name:
             item.add_marker(pytest.mark.postgres)
-        if module in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
-    # Heaviest first; a stable sort keeps each module's own order.
-    rank = {module: i for i, module in enumerate(SLOW_MODULES)}
-    items.sort(key=lambda item: rank.get(module_of(item.nodeid), len(rank)))
+    # Heaviest first, then the other slow modules, then the fast ones; a stable sort keeps each module's own order.
+    rank = {module: i for i, module in enumerate(HEAVIEST_FIRST)}
+    items.sort(key=lambda item: rank.get(module_of(item.nodeid),
+                                         len(rank) + (0 if item.get_closest_marker("slow") else 1)))
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which a run may leave out (-p no:xdist)
@@ -175,8 +258,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session")
 def unprivileged_grader():
-    """``(user, Python)`` of the unprivileged grader that the attack suites grade as (``tests/helpers/graders.py``), made
-    once per test process."""
-    from . import graders
+    """``(user, Python)`` of the unprivileged grader that the attack suites grade as
+    (``tests/helpers/graders.py``), made once per test process."""
+    from .helpers import graders
 
     yield from graders.unprivileged()

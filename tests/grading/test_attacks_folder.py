@@ -44,8 +44,7 @@ from posenc_course.submissions import make_submission, reference_answers, write_
 from ..helpers import graders
 from ..helpers.grading import MAX_POINTS
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")]
+pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 
 RUN = uuid.uuid4().hex[:12]
 SECRET = f"home-secret-{RUN}"

@@ -28,8 +28,6 @@ import pytest
 from ..helpers.foreign_courses import (APPS_FILES, COMMAND_SECONDS, Course, ENGINES, NBGRADER_SAYS, PORT_TAKEN,
                                        USER_GUIDE, adoption_lines, read_gradebook)
 
-pytestmark = pytest.mark.slow
-
 
 # A course written here, in nbgrader's own ways that the two above do not show -----------------------
 

@@ -31,8 +31,7 @@ from posenc_course.submissions import reference_answers, write_submission
 from ..helpers import graders
 from ..helpers.grading import Student, answered, assert_scores, prefixed, submit
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")]
+pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 
 FAKE = "[AutogradeApp | INFO] fake"
 #: Sent through every channel: set the window's title, clear the screen, colour by a C1 CSI, backspace, carriage

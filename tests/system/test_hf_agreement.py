@@ -5,9 +5,10 @@ compare.py runs in the test-only environment .venv-hf (``make hf-env``: transfor
 tests/system/hf/requirements.lock), once for the module; each comparison is a test of its own, named by its id. The ids are
 read from compare.py's registry (imported here without torch), so a comparison that raises, or that a crashed run
 never reached, fails by name; MUST_COMPARE keeps a comparison from being dropped unnoticed. Without .venv-hf every
-test fails and says how to make it: `make test` and `make test-fast` make it, and CI runs `make test`.
+test fails and says how to make it: `make test` makes it, and CI runs `make test`.
 
-Tier: the fast one (no marker): it runs no grading, and takes 10 to 30 seconds (compare.py, twice). The module runs
+Layer: system (slow): it runs no grading, but needs a venv of its own with torch, which `make test-fast` does not
+build; it takes 10 to 30 seconds (compare.py, twice). The module runs
 whole on one xdist worker (tests/conftest.py), so compare.py runs once for its tests, and once more for the test
 that shows the comparisons can fail.
 

@@ -52,7 +52,6 @@ from ..helpers import graders
 from ..helpers.lab import stop_lab
 
 playwright_api = pytest.importorskip("playwright.sync_api")
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 STUDENT = "mallory"
 GRADED_NOTEBOOK = lambda course: course / "autograded" / STUDENT / "posenc" / NOTEBOOK  # noqa: E731

@@ -1,8 +1,8 @@
 """The next submission's kernel started ahead (:mod:`hardened_grading.ahead`).
 
-Unit tests of the hand-over on folders and processes made here (milliseconds), then a real ``posenc-grade`` run
+Unit tests of the hand-over on folders and processes made here (milliseconds). A real ``posenc-grade`` run
 with one worker, where every submission but the first gets the kernel started while the one before it was
-graded, and scores as it must. Killing the command while such a kernel starts is
+graded, is tests/grading/test_ahead_run.py's. Killing the command while such a kernel starts is
 tests/grading/test_grade_class_runs.py's; the files of nbgrader's own fixtures (a notebook that reads a file beside it,
 one that writes one) graded this way are tests/grading/test_foreign_courses.py's ``engine-grade-class``.
 """
@@ -17,9 +17,6 @@ import pytest
 
 from hardened_grading import ahead, kernel
 from hardened_grading.grading import GRADED_MARKER
-
-from ..helpers.grade_class import assert_expected_scores, db_url_of, make_course, posenc_grade
-from ..helpers.grading import STUDENTS
 
 
 @pytest.fixture
@@ -182,32 +179,6 @@ def test_the_sandbox_binds_the_staging_folder_where_the_student_s_folder_will_be
 def test_the_student_folder_option_is_read():
     options = kernel.parse_options(["--student-folder=/c/autograded/s1/ps1", "-f", "k.json"])
     assert options.student_folder == "/c/autograded/s1/ps1" and options.rest == ["-f", "k.json"]
-
-
-# A real run ------------------------------------------------------------------------------------------
-
-CLASS = [STUDENTS[name] for name in ("reference", "wrong-strict_causal", "hostile-exit", "blank")]
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
-def test_one_worker_grades_each_next_submission_in_the_kernel_it_started_ahead(tmp_path):
-    """One worker, four students in turn: the three after the first each get the kernel started while the one
-    before was graded (the one that crashes its kernel included, and the one after it); the scores are those the
-    table says; no staging folder is left."""
-    course = make_course(tmp_path / "course", CLASS)
-    result = posenc_grade(course, "--jobs", "1")
-    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
-    assert_expected_scores(db_url_of(course), CLASS)
-    log = next((course / "logs").glob("grade-*.log")).read_text()
-    used = sorted(line.split("'")[1] for line in log.splitlines() if "the kernel started ahead is used" in line)
-    first = sorted(s.name for s in CLASS)[0]
-    assert used == sorted(s.name for s in CLASS if s.name != first), log[-3000:]
-    assert "could not be started ahead" not in log and "did not answer" not in log, log[-3000:]
-    assert sorted(p.name for p in (course / "autograded").iterdir()) == sorted(s.name for s in CLASS)
-    assert all((course / "autograded" / s.name / "posenc" / GRADED_MARKER).exists() for s in CLASS)
-    modes = {s.name: (course / "autograded" / s.name / "posenc").stat().st_mode for s in CLASS}
-    assert set(modes.values()) == {modes[first]}, f"a kernel's staging folder keeps nbgrader's folder mode: {modes}"
 
 
 @pytest.mark.parametrize(("settings", "ahead_mode"), [

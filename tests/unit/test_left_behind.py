@@ -21,7 +21,8 @@ def test_starts_a_process():
 
 
 def run_suite(folder, seconds, grace):
-    (folder / "test_leave.py").write_text(LEAVES % seconds)
+    (folder / "unit").mkdir()  # a test module in no known folder is refused (tests/conftest.py)
+    (folder / "unit" / "test_leave.py").write_text(LEAVES % seconds)
     shutil.copy(Path(__file__).parents[1] / "conftest.py", folder / "conftest.py")
     env = {k: v for k, v in os.environ.items() if k not in (RUN_MARKER, "POSENC_RECORD_RUN")}  # its own run, not recorded
     env["POSENC_LEFT_BEHIND_GRACE"] = str(grace)
