@@ -1,3 +1,23 @@
+"""The suite's layers, tiers and scheduling, its check that a run leaves nothing running, and its run recorder.
+
+A test module's folder says its layer, and the layer gives its tier (LAYERS): nothing else marks a test slow.
+Where a module goes is what it does:
+
+- ``tests/unit/``: in memory or in small processes, milliseconds to seconds each; no real grading run (nbgrader,
+  posenc-grade) of a whole notebook or class. The fast tier: no marker (``make test-fast``).
+- ``tests/grading/``: real grading runs: nbgrader's commands, posenc-grade, kernels, the sandbox, on whole notebooks
+  or classes. Marked ``slow``.
+- ``tests/system/``: the world around the course: a real browser, every supported Python, a Slurm cluster, the
+  engine's wheel, the site's build, Hugging Face's own code in a venv of its own. Marked ``slow``, and with what
+  each starts (SYSTEM_MARKERS: ``browser``, ``pythons``, ``slurm``).
+- ``tests/helpers/``: the helper library the test modules share; no test in it.
+
+A test that uses the ``postgresql`` fixture (tests/helpers/postgres.py) is marked ``postgres``, wherever it is.
+Collection refuses a test module in no folder of LAYERS (or in tests/helpers/), and any module of tests/ that
+imports a test module: each imports what it shares from tests/helpers/ (tests/unit/test_layers.py shows both).
+HEAVIEST_FIRST orders the slow modules for ``make test``'s workers; it is an order, not a tier.
+"""
+
 import ast
 import os
 import sys
@@ -13,22 +33,7 @@ settings.register_profile("ci", deadline=None, max_examples=100, derandomize=Tru
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-# Layers and tiers. A test module's folder says its layer, and the layer gives its tier: nothing else marks a test
-# slow. `make test` runs every tier; a developer picks one with -m, for example the fast one in under a minute:
-# `make test-fast` (`pytest -m "not slow and ..."`). The rule for where a module goes:
-#
-# - tests/unit/: in memory or in small processes, milliseconds to seconds each; no real grading run (nbgrader,
-#   posenc-grade) of a whole notebook or class. The fast tier: no marker.
-# - tests/grading/: real grading runs: nbgrader's commands, posenc-grade, kernels, the sandbox, on whole
-#   notebooks or classes. Marked slow.
-# - tests/system/: the machine and the world around the course: a real browser, every supported Python, a
-#   Slurm cluster, the engine's wheel, the site's build, Hugging Face's own code in a venv of its own. Marked
-#   slow, and with what each starts (SYSTEM_MARKERS).
-# - tests/helpers/: the helper library that test modules share (no test in it, and no test module imports
-#   from another: each imports what it shares from here).
-#
-# Collection refuses a test module in no folder of LAYERS (or in tests/helpers/), and a module of tests/ that
-# imports a test module.
+# Tiers: the markers; the layers (folders) give them (this module's docstring).
 TIERS = {
     "browser": "drives JupyterLab in a real browser (chromium)",
     "pythons": "installs the course with every supported Python, from a clean clone",
