@@ -22,6 +22,7 @@ from hardened_grading.cells import META, UNREADABLE
 from posenc_course.layout import ASSIGNMENT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
+from ..helpers.cells import answer_cell as _answer_cell, grade_cell
 from ..helpers.grading import MAX_POINTS
 
 MISTAKES = demo.MISTAKES[ASSIGNMENT][0]  # apply_rope (ex05) and masked_softmax (ex07)
@@ -118,16 +119,15 @@ def test_nbgrader_export_writes_scores_to_2_decimals(reported):
 # The grouping, on notebooks made in memory ---------------------------------------------------------
 
 def answer_cell(grade_id, source):
-    return nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade_id": grade_id, "solution": True,
-                                                                     "grade": False}})
+    return _answer_cell(source, grade_id)
 
 
 def judged_cell(grade_id, *checks):
     """A test cell with the judge's recorded `checks`: ``(line, hidden, passed, message)``."""
-    return nbformat.v4.new_code_cell("", metadata={
-        "nbgrader": {"grade_id": grade_id, "grade": True, "solution": False, "points": 2},
-        META: {"checks": [{"line": line, "hidden": hidden, "passed": passed, "message": message}
-                              for line, hidden, passed, message in checks]}})
+    cell = grade_cell("", grade_id, 2)
+    cell.metadata[META] = {"checks": [{"line": line, "hidden": hidden, "passed": passed, "message": message}
+                                      for line, hidden, passed, message in checks]}
+    return cell
 
 
 STUB = '    # YOUR CODE HERE\n    raise NotImplementedError("not answered yet: write this function here, in place of this line")'

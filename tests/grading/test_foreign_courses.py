@@ -25,19 +25,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from ..helpers.cells import nbgrader_cell as _cell
 from ..helpers.foreign_courses import (APPS_FILES, COMMAND_SECONDS, Course, ENGINES, NBGRADER_SAYS, PORT_TAKEN,
                                        USER_GUIDE, adoption_lines, read_gradebook)
 
 
 # A course written here, in nbgrader's own ways that the two above do not show -----------------------
-
-def _cell(kind, source, **nbgrader):
-    """A cell with nbgrader's metadata (none when `nbgrader` is empty)."""
-    meta = {"nbgrader": {"grade": False, "solution": False, "locked": False, "schema_version": 3, **nbgrader}} \
-        if nbgrader else {}
-    make = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
-    return make(source, metadata=meta)
-
 
 SHAPES_ANSWER = "def area(w, h):\n    ### BEGIN SOLUTION\n    return w * h\n    ### END SOLUTION\n"
 

@@ -19,16 +19,16 @@ from hardened_grading.grading import QUEUED_MESSAGES, ResilientExecute, capped_c
 from hardened_grading.kernel_link import KernelLink, inert, record_verdict
 from hardened_grading.kernel_link import TestCellRun as CellRun
 
+from ..helpers.cells import answer_cell, grade_cell
+
 TEST_POINTS = 2.0
 
 
 def notebook():
     """An answer cell (0), a test cell of TEST_POINTS points (1), a set-up cell (2)."""
     return nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("def f(x):\n    return x", metadata={"nbgrader": {
-            "solution": True, "grade": False, "grade_id": "f", "locked": False}}),
-        nbformat.v4.new_code_cell("check_close(f(1), 1)\ncheck_close(f(2), 3)", metadata={"nbgrader": {
-            "grade": True, "solution": False, "grade_id": "f_test", "points": TEST_POINTS, "locked": True}}),
+        answer_cell("def f(x):\n    return x", "f"),
+        grade_cell("check_close(f(1), 1)\ncheck_close(f(2), 3)", "f_test", TEST_POINTS, locked=True),
         nbformat.v4.new_code_cell("x = 1"),
     ])
 

@@ -9,6 +9,8 @@ from hardened_grading.feedback import (FeedbackSummary, each_test_cell, failed_a
                                        points_by_hand, summary)
 from hardened_grading import feedback
 
+from ..helpers.cells import grade_cell, nbgrader_cell
+
 IPYTHON_TRACEBACK = [  # what IPython's kernel sends for a failed bare assert: colours, context lines after the arrow
     "\x1b[0;31mAssertionError\x1b[0m  Traceback (most recent call last)",
     "Cell \x1b[0;32mIn[6], line 2\x1b[0m\n\x1b[1;32m      1\x1b[0m x = 1\n"
@@ -32,14 +34,12 @@ def graded_notebook():
     """nbgrader's documentation course's problem 1, as ``generate_feedback`` reads it (``GetGrades`` put each grade
     cell's score in its metadata): one test cell failed on a bare assert."""
     def test(name, points, outputs=()):
-        return nbformat.v4.new_code_cell("assert squares(1) == [1]", outputs=list(outputs), metadata={
-            "nbgrader": {"grade": True, "solution": False, "grade_id": name, "points": points,
-                         "score": 0.0 if outputs else points}})
+        cell = grade_cell("assert squares(1) == [1]", name, points, score=0.0 if outputs else points)
+        cell.outputs = list(outputs)
+        return cell
     failed = nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=IPYTHON_TRACEBACK)
-    by_hand = nbformat.v4.new_markdown_cell("$x^2$", metadata={
-        "nbgrader": {"grade": True, "solution": True, "grade_id": "equation", "points": 1}})
-    task = nbformat.v4.new_markdown_cell("Part E", metadata={
-        "nbgrader": {"grade": False, "solution": False, "task": True, "grade_id": "e", "points": 4}})
+    by_hand = nbgrader_cell("markdown", "$x^2$", grade=True, solution=True, grade_id="equation", points=1)
+    task = nbgrader_cell("markdown", "Part E", task=True, grade_id="e", points=4)
     return nbformat.v4.new_notebook(cells=[test("correct_squares", 1, [failed]), test("squares_invalid_input", 1),
                                            by_hand, task])
 

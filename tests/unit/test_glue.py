@@ -25,12 +25,13 @@ from hardened_grading.cells import META, UNREADABLE
 from hardened_grading.grading import GRADED_MARKER, TolerantNotebookExporter, mark_graded, remove_unfinished
 from hardened_grading.release import AnswerStubs, assigned_names, generate_assignment_preprocessors
 
+from ..helpers.cells import answer_cell
+
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
 def solution_cell(source, grade_id="answer"):
-    return new_code_cell(source, metadata={"nbgrader": {"solution": True, "grade": False, "locked": False,
-                                                        "grade_id": grade_id, "schema_version": 3}})
+    return answer_cell(source, grade_id)
 
 
 def stubbed(*sources):

@@ -13,6 +13,8 @@ from hypothesis.extra import numpy as hnp
 
 from hardened_grading import agent, judge
 
+from ..helpers.cells import answer_cell, grade_cell
+
 
 def roundtrip(value):
     return agent.decode(json.loads(json.dumps(agent.encode(value))))
@@ -286,14 +288,12 @@ def test_a_long_expected_and_a_long_got_both_show():
 def test_without_credit_per_check_a_test_cell_scores_all_or_nothing(what, source, functions, passed, score):
     """``credit_per_check`` off (the engine's default): all the points when the cell raised nothing, else none, as
     stock nbgrader scores it; the checks are still listed."""
-    import nbformat
-
     from hardened_grading.cells import engine_meta
     from hardened_grading.kernel_link import record_verdict
 
     the_judge = judge.Judge(_answers(**functions))
     stdout, error = the_judge.run(source, _checks_setup(), "<test cell t>", functions=set(functions))
-    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade": True, "points": 4, "grade_id": "t"}})
+    cell = grade_cell(source, "t", 4)
     record_verdict(cell, the_judge.checks, stdout, error, per_check=False)
     assert engine_meta(cell)["score"] == (4.0 if error is None else 0.0)
     assert (error is None) == all(passed)  # every row of PARTIAL that fails a check raises
@@ -307,8 +307,7 @@ def test_a_set_up_cell_that_needs_the_kernel_says_which_cell_and_why():
     cannot run in the grader: the error names the cell, so the log can say why its tests run in the kernel."""
     import nbformat
 
-    answer = nbformat.v4.new_code_cell("def squares(n):\n    return [i * i for i in range(1, n + 1)]",
-                                       metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "squares"}})
+    answer = answer_cell("def squares(n):\n    return [i * i for i in range(1, n + 1)]", "squares")
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import math"), answer,
                                                nbformat.v4.new_code_cell("squares(10)")])
     with pytest.raises(judge.SetupError) as raised:
@@ -323,8 +322,7 @@ def test_source_answers_that_do_not_run_predict_nothing_and_judging_goes_on(tmp_
     right answers cannot be predicted, so none are, and the test cell is judged call by call."""
     import nbformat
 
-    answer = nbformat.v4.new_code_cell("# YOUR CODE HERE\nraise NotImplementedError()",
-                                       metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "set_a"}})
+    answer = answer_cell("# YOUR CODE HERE\nraise NotImplementedError()", "set_a")
     path = tmp_path / "p1.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[answer]), str(path))
     namespace, functions, predict = judge.trusted_setup(path, path)
@@ -338,15 +336,13 @@ def test_source_answers_that_do_not_run_predict_nothing_and_judging_goes_on(tmp_
     ("print(passed)", ["stream"], 2.0),            # not a value: all the points
 ], ids=["a share", "all", "text", "printed"])
 def test_a_passing_test_cell_whose_last_value_is_a_number_scores_it(last, outputs, score):
-    import nbformat
-
     from hardened_grading.cells import engine_meta
     from hardened_grading.kernel_link import record_verdict
 
     the_judge = judge.Judge(_answers(f=lambda x: x * x if x < 3 else 0))
     source = f"passed = sum(f(x) == x * x for x in range(1, 5))\n{last}"
     stdout, error = the_judge.run(source, _checks_setup(), "<test cell t>", functions={"f"})
-    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade": True, "points": 2, "grade_id": "t"}})
+    cell = grade_cell(source, "t", 2)
     record_verdict(cell, the_judge.checks, stdout, error, per_check=False, result=the_judge.result)
     assert error is None and [o.output_type for o in cell.outputs] == outputs
     assert engine_meta(cell)["score"] == score

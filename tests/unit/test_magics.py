@@ -15,18 +15,16 @@ from hardened_grading import agent, judge, magics
 from hardened_grading.cells import engine_meta
 from hardened_grading.kernel_link import record_verdict
 
-
-def _cell(source, grade_id=None, **nbgrader):
-    meta = {"nbgrader": {"grade": False, "solution": False, "grade_id": grade_id, **nbgrader}} if grade_id else {}
-    return nbformat.v4.new_code_cell(source, metadata=meta)
+from ..helpers.cells import answer_cell, grade_cell
+from ..helpers.cells import code_cell as _cell
 
 
 def _test_cell(source, grade_id, points=2):
-    return _cell(source, grade_id, grade=True, points=points)
+    return grade_cell(source, grade_id, points)
 
 
 def _answer(source, grade_id="answer"):
-    return _cell(source, grade_id, solution=True)
+    return answer_cell(source, grade_id)
 
 
 def _notebook(*cells):
@@ -50,7 +48,7 @@ def _judged(source, setup, **functions):
     assert code is not None, magics.translate(source).unsupported
     the_judge = judge.Judge(_kernel(**functions))
     stdout, error = the_judge.run(code, setup, "<test cell t>", functions=set(functions))
-    cell = nbformat.v4.new_code_cell(code, metadata={"nbgrader": {"grade": True, "points": 2, "grade_id": "t"}})
+    cell = grade_cell(code, "t", 2)
     record_verdict(cell, the_judge.checks, stdout, error, per_check=True, result=the_judge.result)
     return engine_meta(cell)["score"], stdout
 

@@ -13,21 +13,21 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from hardened_grading.restore import longest_increasing, restore
 
+from ..helpers.cells import answer_cell, grade_cell, locked_cell
+
 
 def answer(name, source="stub"):
-    return new_code_cell(source, metadata={"nbgrader": {"grade_id": name, "solution": True, "grade": False,
-                                                        "locked": False}})
+    return answer_cell(source, name)
 
 
 def locked_test(name, source=None):
-    return new_code_cell(source or f"check({name!r})", metadata={"nbgrader": {
-        "grade_id": name, "grade": True, "solution": False, "locked": True, "points": 1}})
+    return grade_cell(source or f"check({name!r})", name, 1, locked=True)
 
 
 def release():
     notebook = new_notebook(cells=[
         new_markdown_cell("# Title"), new_code_cell("import numpy as np"),
-        new_code_cell("def check(x): ...", metadata={"nbgrader": {"grade_id": "helpers", "locked": True}}),
+        locked_cell("def check(x): ...", "helpers"),
         new_markdown_cell("## Exercise 1"), answer("a1"), locked_test("t1"),
         new_markdown_cell("## Exercise 2"), answer("a2"), locked_test("t2"),
         new_markdown_cell("## Exercise 3"), answer("a3"), locked_test("t3"),
