@@ -1,7 +1,7 @@
 """Grading a class in parallel (``posenc-grade``): the same scores as serial ``nbgrader autograde``.
 
 Each test is one scenario in a temporary course directory, in the shape of nbgrader's own test suite:
-real submissions (right, wrong, hostile and broken ones, from :mod:`tests.grading.test_grading`'s table), the
+real submissions (right, wrong, hostile and broken ones, from :mod:`tests.helpers.grading`'s table), the
 real command in a subprocess, and assertions on the gradebook, SQLite or a real PostgreSQL server.
 
 The PostgreSQL server is Debian's ``postgresql`` (``make install`` installs it as root), started here

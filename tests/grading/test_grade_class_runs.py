@@ -2,7 +2,7 @@
 selected, bad options, progress and the summary.
 
 Each test is one scenario in a temporary course directory of its own, with real submissions from
-:mod:`tests.grading.test_grading`'s table and the real command in a subprocess, so the tests share nothing and
+:mod:`tests.helpers.grading`'s table and the real command in a subprocess, so the tests share nothing and
 ``make test`` spreads them over its workers (``tests/conftest.py``: SPREAD_MODULES). That parallel
 grading scores as serial ``nbgrader autograde`` does, on SQLite and PostgreSQL, is
 :mod:`tests.grading.test_grade_class`.

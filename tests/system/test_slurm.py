@@ -2,7 +2,7 @@
 
 A one-node cluster (Debian's slurmctld, slurmd and munge, as root, on the loopback: :mod:`tests.slurm_cluster`)
 runs the array of shards and the job that finishes the class, over a PostgreSQL gradebook of the test's own
-(:func:`tests.grading.test_grade_class.postgresql`) whose role logs in with a password, read from a password file. The
+(:func:`tests.helpers.postgres.postgresql`) whose role logs in with a password, read from a password file. The
 class is right, wrong, blank, hostile and unreadable submissions; each run's scores are compared, grade cell by
 grade cell, with serial ``nbgrader autograde``'s. Without root or Slurm, the tests are skipped and say why.
 """
