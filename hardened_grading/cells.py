@@ -53,7 +53,7 @@ def is_test_cell(cell):
 
 def unreadable_reason(notebook):
     """Why the submission graded as `notebook` could not be read (the ``unreadable`` metadata of its first
-    cell, which :class:`hardened_grading.grading.TolerantNotebookExporter` puts there), or None for a
+    cell, which :class:`hardened_grading.exporters.notebook.TolerantNotebookExporter` puts there), or None for a
     submission that was read."""
     first = notebook.cells[0] if notebook.cells else {}
     return engine_meta(first).get(UNREADABLE)

@@ -22,13 +22,13 @@ import os
 import re
 import shutil
 
+from nbgrader.exchange.abc.exchange import ExchangeError
 from nbgrader.exchange.default import exchange as default_exchange
 from nbgrader.exchange.default.collect import ExchangeCollect
-from nbgrader.exchange.abc.exchange import ExchangeError
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import notebook_hash
 
-from . import student_folder
+from .untrusted import folder as student_folder
 
 
 def _read(path):
@@ -123,7 +123,7 @@ def _folder_or_none(path):
 def _copy_plain(source, destination, root):
     """Copy the feedback file `source` to `destination`, only if it is a regular file with one link, in real
     folders under the course folder `root`: feedback made from a student's folder is never a way to read
-    another file (:mod:`hardened_grading.student_folder`)."""
+    another file (:mod:`hardened_grading.untrusted.folder`)."""
     if not student_folder.plain_path(root, source):
         raise student_folder.UnsafeEntry(f"a folder on the way to {source} is a link, not a folder")
     with student_folder.open_regular(source) as stream, open(destination, "wb") as target:
@@ -144,7 +144,7 @@ class Collect(ExchangeCollect):
     link to any file the instructor can read (the course's source notebooks, the gradebook), a FIFO that
     would block the copy for ever, or a hard link. nbgrader's collect copies with ``shutil.copytree``, which
     copies what links point to, with the instructor's permissions. This one copies only regular files with
-    one link, and folders (:func:`hardened_grading.student_folder.why_unsafe`); each other entry is left out
+    one link, and folders (:func:`hardened_grading.untrusted.folder.why_unsafe`); each other entry is left out
     and logged. nbgrader's own rules (``CourseDirectory.ignore``, ``include``, ``max_file_size``,
     ``max_dir_size``) apply as before.
     """

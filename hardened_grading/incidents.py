@@ -1,7 +1,7 @@
 """What went wrong with a graded notebook as a whole, read from the notebook itself.
 
-The grader writes into a graded notebook's cells when it stops one (:mod:`hardened_grading.grading`,
-:mod:`hardened_grading.kernel_link`, and nbgrader's ``Execute.error_on_timeout``); ``hardened-grade``
+The grader writes into a graded notebook's cells when it stops one (:mod:`hardened_grading.preprocessors.execute`,
+:mod:`hardened_grading.judge.link`, and nbgrader's ``Execute.error_on_timeout``); ``hardened-grade``
 reports these at the end of a run, and a course's own reports may too.
 """
 

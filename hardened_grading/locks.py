@@ -3,13 +3,13 @@
 A run of ``nbgrader autograde`` (a ``hardened-grade`` worker is one: it runs nbgrader's Autograde) holds an
 exclusive OS lock (``flock``) on a submission's lock file while it grades that submission: from before nbgrader
 looks at the graded folder, ``autograded/STUDENT/ASSIGNMENT``, until the folder is marked graded
-(:func:`hardened_grading.grading.mark_graded`) or the run gives up on it
-(:func:`hardened_grading.grading.lock_submissions_while_graded`). The operating system lets the lock go when
+(:func:`hardened_grading.hooks.submission.mark_graded`) or the run gives up on it
+(:func:`hardened_grading.hooks.unfinished.lock_submissions_while_graded`). The operating system lets the lock go when
 the process ends, however it ends (Ctrl-C, SIGKILL, a crash, a reboot), and only then: the kernels a run starts
 never hold it (the file is opened close-on-exec). So:
 
 - a graded folder without its done-marker whose lock nobody holds was left by a run that ended part-way: the
-  clean-up removes it (:func:`hardened_grading.grading.remove_unfinished`); one whose lock is held is being
+  clean-up removes it (:func:`hardened_grading.hooks.unfinished.remove_unfinished`); one whose lock is held is being
   graded by a live run, of whichever assignment and by whichever command, and is left alone;
 - a second run that comes to a submission another run is grading waits for the first to let go, saying for
   whom it waits, then goes on as nbgrader does: it skips the submission as graded, or grades it again with

@@ -2,8 +2,8 @@
 
 - ``{fact}`name```: a number or name read from the code (:mod:`posenc_facts`).
 - ``{exercise-table} ASSIGNMENT``: an assignment's exercises, with their difficulty and points, from its notebook.
-- ``{limits-table}``: the grading kernel's limits, each default and meaning from ``hardened_grading.kernel.Limits``,
-  and the grader's (``hardened_grading.grading.GRADER_LIMITS``, traitlets of ``ResilientExecute``).
+- ``{limits-table}``: the grading kernel's limits, each default and meaning from ``hardened_grading.sandbox.limits.Limits``,
+  and the grader's (``hardened_grading.preprocessors.execute.GRADER_LIMITS``, traitlets of ``ResilientExecute``).
 - ``{solutions-table}``: the reference modules and the functions of each exercise.
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
   get it) and a page per position scheme (``posenc_course.schemes``). Made afresh by every build, never edited.
@@ -98,14 +98,14 @@ class LimitsTable(SphinxDirective):
 
         from sphinx.pycode import ModuleAnalyzer
 
-        from hardened_grading.kernel import Limits
+        from hardened_grading.sandbox.limits import Limits
 
-        comments = ModuleAnalyzer.for_module("hardened_grading.kernel").find_attr_docs()
-        from hardened_grading.grading import ResilientExecute
+        comments = ModuleAnalyzer.for_module("hardened_grading.sandbox.limits").find_attr_docs()
+        from hardened_grading.preprocessors.execute import ResilientExecute
 
         rows = [[literal(f.name), [nodes.Text(str(f.default))], " ".join(comments.get(("Limits", f.name), [""]))]
                 for f in fields(Limits)]
-        from hardened_grading.grading import GRADER_LIMITS
+        from hardened_grading.preprocessors.execute import GRADER_LIMITS
 
         for name in GRADER_LIMITS:
             trait = ResilientExecute.class_traits()[name]

@@ -17,10 +17,10 @@ the text leaves the grader:
 - :func:`escape_log_records`: every log record of the process (nbgrader's, the engine's, any library's),
   its message, traceback and stack, and every warning's message; installed when :mod:`hardened_grading` is
   imported, as it is by any nbgrader command of a course that uses the engine, and by ``hardened-grade``;
-- :func:`capture_output`: the grading kernel's own stdout and stderr (:mod:`hardened_grading.kernel`) go
+- :func:`capture_output`: the grading kernel's own stdout and stderr (:mod:`hardened_grading.sandbox`) go
   through a relay that escapes each line, marks it as the kernel's, and drops what is beyond
   :data:`KERNEL_OUTPUT_BYTES` with a count;
-- ``hardened-grade``'s progress lines, summary and log (:mod:`hardened_grading.grade_class`).
+- ``hardened-grade``'s progress lines, summary and log (:mod:`hardened_grading.class_grading`).
 """
 
 import logging
@@ -122,7 +122,7 @@ def escape_log_records():
 # A kernel's own stdout and stderr ------------------------------------------------------------------------
 
 #: Bytes of a process's own stdout and stderr relayed by default; the grading kernel's come from its limits
-#: (``kernel_log_kb``, :class:`hardened_grading.kernel.Limits`). An honest kernel writes none.
+#: (``kernel_log_kb``, :class:`hardened_grading.sandbox.limits.Limits`). An honest kernel writes none.
 KERNEL_OUTPUT_BYTES = 64 * 1024
 #: What begins each line of a kernel's own stdout and stderr on the grader's.
 KERNEL_PREFIX = "kernel| "

@@ -16,35 +16,42 @@
   ``check_answer`` helper of ``authoring/check_helpers.py`` never shows it).
 """
 
-import datetime
 import html
 import re
-from pathlib import Path
 
 import nbformat
-
-import nbgrader
-from nbconvert.exporters import HTMLExporter
 from nbconvert.filters import strip_ansi
-from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool, Enum, Unicode
 
-from .judge import HIDDEN_BEGIN, HIDDEN_END, elide
-from .inert import FEEDBACK_CSP, InertContent, markdown2html
-from .cells import META, engine_meta, grade_id, is_test_cell, nbgrader_meta, unreadable_reason
+from .cells import engine_meta, grade_id, is_test_cell, nbgrader_meta
+from .judge.checks import HIDDEN_BEGIN, HIDDEN_END
+from .judge.messages import elide
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
+
+
+
 WHAT_LENGTH = 160  #: what a hidden check tried, as shown before the due date, is cut to this many characters
+
+
+
 HIDDEN_MESSAGES = ("auto", "before-due", "after-due")  #: the values of FeedbackSummary.hidden_messages
+
+
+
 #: what follows what a hidden check tried, in place of the rest of its message, before the due date
 WITHHELD = "wrong (a hidden check: what it expected is not shown before the due date)"
+
+
+
 # Messages about the submission's own state, which give nothing away: kept whole at any time.
 _OWN_STATE = re.compile(r"^not run\b|not answered yet|not implemented yet|^[A-Z]\w*(Error|Exception|Exit|Interrupt)\b[^:]*: ")
 
 
+
 def checks_of(cell):
-    """The checks the judge recorded for a graded test cell (dicts of :class:`hardened_grading.judge.Check`)."""
+    """The checks the judge recorded for a graded test cell (dicts of :class:`hardened_grading.judge.checks.Check`)."""
     return engine_meta(cell).get("checks", [])
+
 
 
 def what_was_tried(message):
@@ -60,6 +67,7 @@ def what_was_tried(message):
         elif char == ":" and depth == 0 and message[index + 1:index + 2] in (" ", ""):
             return message[:index].strip() or None
     return None
+
 
 
 def check_message(check, full=False, part_of=None):
@@ -89,9 +97,11 @@ def check_message(check, full=False, part_of=None):
     return f"{elide(what, WHAT_LENGTH)}: {WITHHELD}"
 
 
+
 def each_test_cell(test_id):
     """The default part a test cell belongs to in the summary: itself (its grade id)."""
     return test_id
+
 
 
 def part_by_pattern(pattern):
@@ -105,6 +115,7 @@ def part_by_pattern(pattern):
         found = compiled.search(test_id or "")
         return found.group(1) if found and found.groups() else test_id
     return part_of
+
 
 
 def checks_by_exercise(autograded_path, full=True, part_of=each_test_cell):
@@ -125,12 +136,14 @@ def checks_by_exercise(autograded_path, full=True, part_of=each_test_cell):
     return found
 
 
+
 def tested_name(test_id, part_of=None):
     """What a test cell tests: its grade id without its part (``part_of(test_id)``, see :func:`part_by_pattern`)
     and without a ``_test`` suffix: ``ex05_apply_rope_test`` -> ``apply_rope`` when its part is ``ex05``;
     ``correct_squares`` -> ``correct_squares`` when each test cell is a part of its own (the default)."""
     name, part = test_id.removesuffix("_test"), (part_of or each_test_cell)(test_id)
     return name[len(part) + 1:] if part != test_id and name.startswith(f"{part}_") else name
+
 
 
 def summary(notebook, full=False, part_of=each_test_cell):
@@ -172,6 +185,7 @@ def summary(notebook, full=False, part_of=each_test_cell):
     return list(rows.values())
 
 
+
 def failed_assert(error):
     """What a bare ``assert`` (no message) that failed tried: ``failed: assert f(1) == 1``, its line in the error's
     traceback (IPython's arrow line, else a plain traceback's last ``assert`` line); "an assert failed" when the
@@ -185,9 +199,11 @@ def failed_assert(error):
     return "an assert failed"
 
 
+
 def shorten(message):
     """A failing check's message, at most MESSAGE_LENGTH characters, keeping its end (what came back)."""
     return elide(message, MESSAGE_LENGTH)
+
 
 
 def summary_text(rows):
@@ -197,6 +213,7 @@ def summary_text(rows):
         lines.append(f"{row['exercise']}  {row['score']:g} / {row['max_score']:g}")
         lines += [f"    {failed['name']}: {failed['message']}" for failed in row["failed"]]
     return "\n".join(lines)
+
 
 
 def summary_html(rows, full=False, by_hand=0, part="test"):
@@ -226,16 +243,18 @@ def summary_html(rows, full=False, by_hand=0, part="test"):
     return "\n".join(out)
 
 
+
 def unreadable_html(reason, rows):
     """The top of the feedback of a file that could not be read: that fact, why and what to do, once
     (no list of unanswered checks: nothing of the student's was graded)."""
-    from .grading import UNREADABLE_WHAT_TO_DO
+    from .exporters.notebook import UNREADABLE_WHAT_TO_DO
 
     maximum = sum(r["max_score"] for r in rows)
     return ('<div id="grading-summary" class="panel panel-danger">'
             f'<div class="panel-heading"><h4>Your submission could not be graded as sent: 0 of {maximum:g} points</h4>'
             f"<p>{html.escape(reason)}</p><p><b>{html.escape(UNREADABLE_WHAT_TO_DO)}</b></p>"
             "<p>Below is the blank assignment it was graded as.</p></div></div>")
+
 
 
 def _error_line(output):
@@ -245,7 +264,9 @@ def _error_line(output):
     return elide(f"{output.get('ename')}: {output.get('evalue')}", 400)
 
 
+
 FAILED_HIDDEN = "  FAILED (hidden check): "  #: how the grader lists a failed hidden check under its test cell
+
 
 
 def _redacted_line(line, test_id, part_of=None):
@@ -256,6 +277,7 @@ def _redacted_line(line, test_id, part_of=None):
     message = line[len(FAILED_HIDDEN):].rstrip("\n")
     return FAILED_HIDDEN + check_message({"hidden": True, "message": message, "test": test_id}, part_of=part_of) \
         + line[len(line.rstrip("\n")):]
+
 
 
 def hide_hidden_tests(cell, full=False, part_of=None):
@@ -289,131 +311,3 @@ def hide_hidden_tests(cell, full=False, part_of=None):
                 output["ename"], output["evalue"] = "AssertionError", check_message({**raised[0], "test": test_id},
                                                                                      part_of=part_of)
             output["traceback"] = [f"{output.get('ename')}: {output.get('evalue')}"]
-
-
-def utc_now():
-    """Now, as nbgrader's gradebook keeps times: UTC, without a time zone."""
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-
-
-def due_date(resources):
-    """The due date of the student's assignment in nbgrader's gradebook (``nbgrader db assignment add
-    --duedate``), with the student's extension if any, as naive UTC; None without one, or without a
-    gradebook (`resources` is what ``nbgrader generate_feedback`` gives a preprocessor)."""
-    info = (resources or {}).get("nbgrader", {})
-    if not info.get("db_url") or not info.get("assignment"):
-        return None
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(info["db_url"]) as gradebook:
-        try:
-            return gradebook.find_submission(info["assignment"], info.get("student")).duedate
-        except MissingEntry:
-            try:
-                return gradebook.find_assignment(info["assignment"]).duedate
-            except MissingEntry:
-                return None
-
-
-def full_messages(setting, due, now=None):
-    """Whether a failed hidden check's full message may be shown: `setting` is a value of
-    FeedbackSummary.hidden_messages; with "auto", once the due date `due` (naive UTC) has passed; never
-    without a due date."""
-    if setting not in HIDDEN_MESSAGES:
-        raise ValueError(f"FeedbackSummary.hidden_messages is {setting!r}: use one of {', '.join(HIDDEN_MESSAGES)}")
-    if setting != "auto":
-        return setting == "after-due"
-    return due is not None and (now or utc_now()) >= due
-
-
-def points_by_hand(notebook):
-    """The points of the notebook's cells that are graded by hand: graded answers (an nbgrader solution that is also
-    a grade cell) and tasks."""
-    return sum(float(nbgrader_meta(cell).get("points", 0)) for cell in notebook.cells
-               if nbgrader_meta(cell).get("task") or (nbgrader_meta(cell).get("grade") and nbgrader_meta(cell).get("solution")))
-
-
-class FeedbackSummary(Preprocessor):
-    """Put the summary in the feedback's resources, and hide the hidden tests (unless told not to)."""
-
-    show_hidden_tests = Bool(False, help=(
-        "Show the full test cells, hidden tests included, in the feedback (nbgrader's own behaviour); "
-        "they hold the expected values, concept answers included, so only after the due date. "
-        "Off: each test cell shows its visible part and, in place of its hidden tests, how many of their "
-        "checks passed and the messages of those that failed (as hidden_messages says), so feedback can go "
-        "out before the deadline.")).tag(config=True)
-    hidden_messages = Enum(list(HIDDEN_MESSAGES), default_value="auto", help=(
-        "How much a failed hidden check's message says, in the summary and the test cells. "
-        "'before-due': what it tried and that it was wrong, with no expected value and no got-versus-"
-        "expected detail (what posenc-check shows); 'after-due': the full message (a concept question's "
-        "answer is never in it); 'auto': 'after-due' once the assignment's due date in nbgrader's gradebook "
-        "(with the student's extension) has passed, 'before-due' before it and when there is no due "
-        "date.")).tag(config=True)
-    part_pattern = Unicode("", help=(
-        "A regular expression whose first group, found in a test cell's grade id, names the part of the "
-        "assignment it belongs to: the summary has one row per part (posenc: r'^(ex\\d+)_', one row per "
-        "exercise). Empty (the default): one row per test cell.")).tag(config=True)
-    part_name = Unicode("test", help=(
-        "What the summary calls a row (part_pattern's parts): 'test' (the default, a row per test cell), "
-        "'exercise', 'problem'.")).tag(config=True)
-    enabled = Bool(True)
-
-    def preprocess(self, nb, resources):
-        due = None
-        if self.hidden_messages == "auto":
-            try:
-                due = due_date(resources)
-            except Exception as error:  # a gradebook that cannot be read gives nothing away
-                self.log.warning("hardened_grading feedback: could not read the due date from the gradebook (%s: %s); "
-                                 "failed hidden checks say only what they tried. Set "
-                                 "c.FeedbackSummary.hidden_messages to 'after-due' to show them in full.",
-                                 type(error).__name__, error)
-        full = full_messages(self.hidden_messages, due)
-        part_of = part_by_pattern(self.part_pattern)
-        rows, reason = summary(nb, full, part_of), unreadable_reason(nb)
-        resources.setdefault(META, {})["summary_html"] = (unreadable_html(reason, rows) if reason
-                                                              else summary_html(rows, full, points_by_hand(nb), self.part_name))
-        if reason:  # said once, at the top
-            nb.cells = nb.cells[1:]
-        if not self.show_hidden_tests:
-            for cell in nb.cells:
-                if is_test_cell(cell):
-                    hide_hidden_tests(cell, full, part_of)
-        return nb, resources
-
-
-class SummaryFirstHTMLExporter(HTMLExporter):
-    """nbgrader's feedback page with the course's summary first (``templates/summary_first``).
-
-    ``GenerateFeedback.exporter_class`` in ``nbgrader_config.py``: a class of its own, so that the
-    template applies to the feedback and not to formgrader's pages, which also export HTML.
-
-    The page runs no script (:mod:`hardened_grading.inert`): its outputs are made inert (:class:`InertContent`,
-    first of its preprocessors, whatever the configuration says), its markdown is rendered by the inert
-    ``markdown2html``, and its ``<head>`` starts with a content security policy that forbids every script
-    (:data:`FEEDBACK_CSP`); there is no MathJax, so math is shown as its TeX.
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # set after the configuration, which names nbgrader's own template for every HTMLExporter
-        self.extra_template_basedirs = [
-            str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"),
-            str(Path(__file__).parent / "templates")]
-        self.template_name = "summary_first"
-        self.template_file = "summary_first.html.j2"
-        self.template_paths = self._template_paths()  # its default was found with the old names
-
-    def _init_preprocessors(self):
-        super()._init_preprocessors()
-        if not any(isinstance(each, InertContent) for each in self._preprocessors):
-            self._preprocessors.insert(0, InertContent(parent=self))
-
-    def default_filters(self):
-        yield from super().default_filters()
-        yield ("markdown2html", markdown2html)
-
-    def _init_resources(self, resources):
-        resources = super()._init_resources(resources)
-        resources["content_security_policy"] = FEEDBACK_CSP
-        return resources

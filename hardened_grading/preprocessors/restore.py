@@ -54,7 +54,7 @@ import nbformat
 from nbformat.v4.nbbase import random_cell_id
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .cells import course_root, grade_id, nbgrader_meta
+from ..cells import course_root, grade_id, nbgrader_meta
 
 
 def course_notebook(folder, assignment, notebook_id):

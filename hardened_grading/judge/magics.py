@@ -30,7 +30,7 @@ program only reads (``ls``, ``cat``, ``echo``, ``pip list``, ``nvidia-smi``...) 
 
 Anything else (``%run``, ``%pip install``, ``%cd``, ``%env NAME=value``, ``%time``, ``%%writefile``, ``%%bash``,
 a shell command that may change something, an unknown magic, a magic whose value is used) cannot be carried out honestly in the grader: :func:`translate` lists it as *unsupported*, and
-the caller runs the cell in the kernel instead (:class:`hardened_grading.grading.ResilientExecute`). The
+the caller runs the cell in the kernel instead (:class:`hardened_grading.preprocessors.execute.ResilientExecute`). The
 stand-in refuses it too, should it be called anyway.
 """
 

@@ -1,15 +1,15 @@
 """The next submission's kernel, started while this one is graded.
 
-A grading worker (:mod:`hardened_grading.grade_class`) knows which student it grades next, and says so with
+A grading worker (:mod:`hardened_grading.class_grading`) knows which student it grades next, and says so with
 :func:`expect`. As soon as the kernel of the submission it is grading answers,
-:class:`hardened_grading.grading.ResilientExecute` calls :func:`start`: the next submission's kernel starts,
+:class:`hardened_grading.preprocessors.execute.ResilientExecute` calls :func:`start`: the next submission's kernel starts,
 in a sandbox of its own, while this submission's cells run. When nbgrader then grades the next submission
 and asks for its kernel, :func:`take` hands that kernel over, already up (or nearly), instead of a new one.
 
 The kernel starts before its student's folder exists: nbgrader makes ``autograded/STUDENT/ASSIGNMENT`` only
 when it grades that student, and removes it first on ``--force``. So it is started in a private, empty
 staging folder (``autograded/.ahead-HOST-PID-RANDOM``), which its sandbox binds where the student's folder
-will be (``--student-folder``, :func:`hardened_grading.kernel.sandbox_command`). :func:`take` moves what
+will be (``--student-folder``, :func:`hardened_grading.sandbox.bwrap.sandbox_command`). :func:`take` moves what
 nbgrader put in the student's folder into the staging folder, and renames the staging folder to the student's
 folder: the sandbox's bind follows the folder, so the kernel finds the files in its working folder, at its
 real path.
@@ -23,7 +23,7 @@ not imported yet.
 A kernel started ahead that is not taken (the next student was skipped, or graded by another worker) is shut
 down by :func:`discard`, which the worker calls after each submission and when it ends. One that does not
 answer is replaced by a kernel started as usual (``ResilientExecute``). A worker killed outright takes its
-kernels with it (they are bound to it: :func:`hardened_grading.kernel.bind_to_grader`); the staging folders
+kernels with it (they are bound to it: :func:`hardened_grading.sandbox.parent.bind_to_grader`); the staging folders
 it leaves are removed by the next run (:func:`remove_staging_folders`).
 """
 

@@ -8,12 +8,12 @@
 - :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted the
   assignment's one notebook under another name (``exercises (1).ipynb``) has it graded under the
   released name; the file they sent is left as it is.
-- :class:`hardened_grading.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
+- :class:`hardened_grading.preprocessors.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
   the graded notebook is the student's own, run once from top to bottom as stock nbgrader runs it,
   with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
   changed cell metadata therefore cannot change what is run.
 - :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
-  runs the student's cells in the kernel ``hardened-grading`` (:mod:`hardened_grading.kernel`,
+  runs the student's cells in the kernel ``hardened-grading`` (:mod:`hardened_grading.sandbox`,
   sandboxed and memory-limited) and the test cells in this process, out of the student code's
   reach (:mod:`hardened_grading.judge`). A cell that kills the kernel or exhausts its memory limit
   costs only the tests that need it.
@@ -24,171 +24,46 @@
   (:func:`lock_submissions_while_graded`, :mod:`hardened_grading.locks`).
 """
 
-import atexit
 import dataclasses
-import functools
-import io
 import json
-import logging
 import math
 import os
 import shutil
-import sys
 import tempfile
 import time
-import traceback
-from pathlib import Path
 
-import jsonschema
 import nbformat
+import zmq
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
-from nbconvert.exporters import NotebookExporter
-from nbconvert.exporters.exporter import ResourcesDict
-from nbgrader.nbgraderformat import MetadataValidator, ValidationError
-from nbgrader.nbgraderformat.common import BaseMetadataValidator
-from nbgrader.preprocessors import CheckCellMetadata as NbgraderCheckCellMetadata
 from nbgrader.preprocessors import Execute
-import zmq
 from traitlets import Bool, Enum, Integer, List, TraitError, Unicode, validate
 
-from . import ahead, judge, kernel, locks, student_folder
-from .restore import course_notebook, release_notebook
-from .kernel_link import KernelLink, record_verdict
-from .nbgrader_app import linear_ignore_globs, quiet_dependency_warnings
-from .cells import META, UNREADABLE, course_root, engine_meta, is_test_cell
-from .cells import grade_id as _grade_id
-from .cells import nbgrader_meta as _meta
-
-log = logging.getLogger("hardened_grading")
-
-linear_ignore_globs()  # nbgrader's copies of a student's folder, in time linear in its files (nbgrader_app)
-
-
-UNREADABLE_WHAT_TO_DO = (
-    "What to do: open the notebook you submitted in JupyterLab. If it opens, save it (File > Save "
-    "Notebook) and submit it again. If it does not, ask your instructor, who can grade an earlier copy.")
-
-
-def _reason_cell(reason):
-    return nbformat.v4.new_markdown_cell(
-        f"**This submission could not be graded as sent, and scores 0.** {reason}\n\n{UNREADABLE_WHAT_TO_DO}",
-        metadata={META: {UNREADABLE: reason}})
-
-
-class TolerantNotebookExporter(NotebookExporter):
-    """A NotebookExporter that grades an unreadable submission as the blank release.
-
-    nbgrader makes it once per ``autograde`` run, with the run's whole configuration, before the
-    first submission: so it is also where a run that requires the sandbox where it cannot be made
-    stops, before grading anything (:func:`refuse_without_sandbox`).
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        refuse_without_sandbox(self.config)
-        quiet_dependency_warnings()  # the run's log: nbgrader's, not its dependencies' noise
-
-    def from_filename(self, filename, resources=None, **kw):
-        try:  # never through a link, never waiting on a FIFO (hardened_grading.student_folder)
-            with student_folder.open_regular(filename) as stream:
-                notebook = nbformat.read(io.TextIOWrapper(stream, encoding="utf-8"), as_version=4)
-        except Exception as error:  # corrupt, truncated, empty, binary, invalid; a link or a special file
-            student = (resources or {}).get("nbgrader", {}).get("student", "?")
-            assignment = (resources or {}).get("nbgrader", {}).get("assignment", "?")
-            removed = _removed_at_start.get(os.path.abspath(filename))
-            what = removed or f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
-            reason = (f"The file {student_folder.shown(Path(filename).name)} is not a readable Jupyter notebook "
-                      f"({what}).")
-            self.log.error("hardened_grading: student %r: %s It is graded as the blank release: 0 points. %s",
-                           student, reason, "" if removed else "The file itself is left untouched.")
-            notebook_id = Path(filename).stem
-            notebook = release_notebook(assignment, notebook_id)
-            notebook.cells.insert(0, _reason_cell(reason))
-        # As nbconvert's own from_filename: the kernel starts in the notebook's folder, the
-        # student's own folder in autograded/, the one place its sandbox may write.
-        resources = ResourcesDict() if resources is None else resources
-        if not resources.get("metadata"):
-            resources["metadata"] = ResourcesDict()
-        resources["metadata"].update(name=Path(filename).stem, path=os.path.dirname(filename))
-        return self.from_notebook_node(notebook, resources=resources, **kw)
-
-
-#: Notebooks that :func:`prepare_submission` removed from ``submitted/`` (a link, a FIFO): absolute path -> what it was.
-_removed_at_start = {}
-
-
-def prepare_submission(assignment, student, notebooks):
-    """Pre-convert hook of ``nbgrader autograde``: make the submission's folder in ``submitted/`` safe to read,
-    then :func:`adopt_renamed_notebook`.
-
-    The folder is untrusted input (an LMS download, files placed by hand, links that ``nbgrader collect``
-    kept): every entry that is not a regular file with one link, or a folder, is removed and logged
-    (:func:`_make_plain`), before nbgrader copies anything from it. So is a student's folder, or the
-    submission's folder, that is itself a link. A notebook removed so is graded as an unreadable one: 0 points,
-    the reason in its feedback.
-    """
-    if not notebooks:
-        return
-    submission = Path(notebooks[0]).absolute().parent
-    folder_was, removed = _make_plain(submission, "submitted")
-    for path in notebooks:
-        why = removed.get(os.path.relpath(os.path.abspath(path), submission))
-        if folder_was or why:
-            _removed_at_start[os.path.abspath(path)] = folder_was or f"it was {why}; it was removed, not read"
-    if not folder_was:
-        adopt_renamed_notebook(assignment, student, notebooks)
-
-
-def secure_graded_folder(assignment, student, notebooks):
-    """Pre-convert hook of ``nbgrader generate_feedback``: remove from the graded folder
-    (``autograded/STUDENT/ASSIGNMENT``), before nbgrader copies it into the feedback, every entry that is
-    not a regular file with one link, or a folder (:func:`_make_plain`). Folders graded by this engine hold
-    none (:meth:`ResilientExecute.preprocess`); one graded otherwise may."""
-    if notebooks:
-        _make_plain(Path(notebooks[0]).absolute().parent, "graded")
-
-
-def _make_plain(folder, what):
-    """Make ``STUDENT/ASSIGNMENT`` `folder` (`what`: submitted, graded) hold plain entries only: a student's
-    folder or `folder` that is itself a link is removed (the link, not what it points to), and so is every
-    entry of `folder` that is not a regular file with one link or a folder; each is logged. Return why `folder`
-    itself was removed (or None), and ``{relative path: why}`` of the entries removed in it."""
-    who = student_folder.shown(folder.parent.name)
-    for level in (folder.parent, folder):
-        why = student_folder.not_a_folder(level)
-        if why:
-            log.error("hardened_grading: student %r: the %s folder %s is %s: removed, not followed", who, what,
-                      student_folder.shown(level), why)
-            student_folder.remove_entry(level)
-            return f"the folder it is in, {level.name}, was {why}", {}
-    return None, dict(student_folder.remove_unsafe(folder, folder.parent.name, f"the {what} file"))
-
-
-def adopt_renamed_notebook(assignment, student, notebooks):
-    """Pre-convert hook: grade a lone, renamed notebook as the assignment's one notebook.
-
-    It acts only when the released assignment has exactly one notebook, and the submission has exactly one
-    notebook, under another name (``exercises (1).ipynb``): that one is copied to the released name, and the
-    file the student sent is left as it is. Anything else (several notebooks, a known name among them) is
-    graded as nbgrader grades it. `notebooks` is nbgrader's own list of the submission's notebooks; it is
-    updated in place.
-    """
-    paths = [Path(p) for p in notebooks]
-    released = sorted(path.name for path in (course_root() / "release" / str(assignment)).glob("*.ipynb"))
-    if len(paths) != 1 or len(released) != 1 or paths[0].name == released[0]:
-        return
-    student = paths[0].parents[1].name  # nbgrader passes the --student pattern, not the id
-    adopted = paths[0].with_name(released[0])
-    shutil.copyfile(paths[0], adopted)
-    log.warning("hardened_grading: student %r submitted %r instead of %r: it is graded as %s (the original is kept)",
-                student, paths[0].name, released[0], adopted.name)
-    notebooks[:] = [str(adopted)]
-
+from ..cells import META, course_root, engine_meta, is_test_cell
+from ..cells import grade_id as _grade_id
+from ..cells import nbgrader_meta as _meta
+from ..class_grading import ahead
+from ..errors import SandboxUnavailable
+from ..hooks.submission import GRADED_MARKER
+from ..hooks.unfinished import KERNEL_FOLDER, _remove_orphaned_kernel_folders
+from ..judge import agent, magics
+from ..judge.checks import routed_checks
+from ..judge.link import KernelLink, record_verdict
+from ..judge.setup import Abort, judged_source, setup_problem, trusted_fallbacks, trusted_setup
+from ..logs import _say_once
+from ..sandbox import probe
+from ..sandbox.bwrap import INHERITED_ENVIRONMENT, never_inherited, read_only_problem
+from ..sandbox.cgroup import remove_stale_cgroups
+from ..sandbox.kernelspec import KERNEL_NAME, GradingKernelSpecManager
+from ..sandbox.limits import SANDBOX_MODES, Limits
+from ..sandbox.probe import SANDBOX_ADVICE, UNSANDBOXED_MEANS
+from ..untrusted import folder as student_folder
+from .restore import course_notebook
 
 #: The grader's own limits on what a kernel sends it and leaves in its folder, each a ``ResilientExecute`` traitlet
-#: (the kernel's own limits are :class:`hardened_grading.kernel.Limits`); the site's table of limits lists both.
+#: (the kernel's own limits are :class:`hardened_grading.sandbox.limits.Limits`); the site's table of limits lists both.
 GRADER_LIMITS = ("max_output_kb", "max_comm_kb", "max_reply_kb", "submission_seconds", "max_files", "max_folder_mb")
+
 
 
 class ResilientExecute(Execute):
@@ -196,7 +71,7 @@ class ResilientExecute(Execute):
 
     A test cell (a graded cell that is not an answer) is not sent to the kernel: it runs here,
     in a namespace made of the released notebook's setup cells, and calls the submission's
-    functions in the kernel (:mod:`hardened_grading.judge`; :mod:`hardened_grading.kernel_link` carries
+    functions in the kernel (:mod:`hardened_grading.judge`; :mod:`hardened_grading.judge.link` carries
     the calls). This class's own job is recovery. Its verdict is the same error output
     nbgrader would see from the kernel, so ``SaveAutoGrades`` records it as usual. The whole
     cell gets the usual time limit (``Execute.timeout``).
@@ -207,31 +82,31 @@ class ResilientExecute(Execute):
     grading goes on with the next cell. Only the tests that need that cell lose points.
     """
 
-    sandbox = Enum(kernel.SANDBOX_MODES, default_value="require", help=(
+    sandbox = Enum(SANDBOX_MODES, default_value="require", help=(
         "Run the grading kernel in the bubblewrap sandbox (Linux only). 'require': a submission is not "
         "graded without it, and the error says what to do; 'if-available': sandboxed where bubblewrap "
         "works, otherwise not (posenc-check uses it for a learner's own notebook); 'off': never, only for "
         "submissions you trust (on macOS, say).")).tag(config=True)
-    # The kernel's limits (hardened_grading.kernel.Limits holds the defaults; docs/instructors/grading-safely.md).
-    memory_mb = Integer(kernel.Limits.memory_mb, min=256, help=(
+    # The kernel's limits (hardened_grading.sandbox.limits.Limits holds the defaults; docs/instructors/grading-safely.md).
+    memory_mb = Integer(Limits.memory_mb, min=256, help=(
         "The grading kernel's address-space limit in MiB: a cell that needs more gets a MemoryError "
         "(Linux; macOS does not enforce it).")).tag(config=True)
-    processes = Integer(kernel.Limits.processes, min=32, help=(
+    processes = Integer(Limits.processes, min=32, help=(
         "Processes and threads the sandboxed kernel may have, its own included: a fork bomb gets "
         "BlockingIOError and costs only its exercise.")).tag(config=True)
-    cpu_seconds_per_cell = Integer(kernel.Limits.cpu_seconds_per_cell, min=1, help=(
+    cpu_seconds_per_cell = Integer(Limits.cpu_seconds_per_cell, min=1, help=(
         "CPU seconds one cell may use in the sandboxed kernel (a backstop to Execute.timeout, which is "
         "wall-clock time): beyond it, CPUTimeLimitExceeded.")).tag(config=True)
-    cpu_seconds_total = Integer(kernel.Limits.cpu_seconds_total, min=1, help=(
+    cpu_seconds_total = Integer(Limits.cpu_seconds_total, min=1, help=(
         "CPU seconds the sandboxed kernel, and each process it starts, may use in all: beyond it the "
         "process is killed (a fresh kernel goes on).")).tag(config=True)
-    file_mb = Integer(kernel.Limits.file_mb, min=1, help=(
+    file_mb = Integer(Limits.file_mb, min=1, help=(
         "The largest file (MiB) the sandboxed kernel may write: beyond it, OSError.")).tag(config=True)
-    tmp_mb = Integer(kernel.Limits.tmp_mb, min=1, help=(
+    tmp_mb = Integer(Limits.tmp_mb, min=1, help=(
         "Size (MiB) of the sandboxed kernel's private /tmp, which vanishes with it.")).tag(config=True)
-    blas_threads = Integer(kernel.Limits.blas_threads, min=1, help=(
+    blas_threads = Integer(Limits.blas_threads, min=1, help=(
         "Threads numpy's BLAS may use in the sandboxed kernel (OMP_NUM_THREADS and the like).")).tag(config=True)
-    kernel_log_kb = Integer(kernel.Limits.kernel_log_kb, min=1, help=(
+    kernel_log_kb = Integer(Limits.kernel_log_kb, min=1, help=(
         "What a kernel may write to its own stdout and stderr (KiB; not its cells' outputs, which go to the graded "
         "notebook) that reaches the grader's, each line escaped and marked as the kernel's: the rest is dropped, "
         "and a line says how much.")).tag(config=True)
@@ -265,8 +140,8 @@ class ResilientExecute(Execute):
         "MiB that a graded folder may keep in all once its kernel has ended (see max_files): the files that "
         "would take it over are left out and logged.")).tag(config=True)
 
-    kernel_name = Unicode(kernel.KERNEL_NAME, help=(
-        "The grading kernel's name: the engine serves it (hardened_grading.kernel, sandboxed as set here) and "
+    kernel_name = Unicode(KERNEL_NAME, help=(
+        "The grading kernel's name: the engine serves it (hardened_grading.sandbox, sandboxed as set here) and "
         "installs it nowhere, so a student's JupyterLab never offers it. Change it only to tell this "
         "course's grading kernels apart from another's in a process list or a log.")).tag(config=True)
 
@@ -281,20 +156,20 @@ class ResilientExecute(Execute):
         "data set, another library's files. None may hold the course folder or lie inside it (files the "
         "notebooks open go beside them, and nbgrader copies them into each student's folder).")).tag(config=True)
 
-    inherited_environment = List(Unicode(), default_value=list(kernel.INHERITED_ENVIRONMENT), help=(
+    inherited_environment = List(Unicode(), default_value=list(INHERITED_ENVIRONMENT), help=(
         "The grader's environment variables that reach the sandboxed kernel, as stock nbgrader's kernel inherits "
         "them: names or glob patterns (LC_*). By default those that change how the notebook's code behaves, the same "
         "for every student, and reveal nothing: PYTHONDONTWRITEBYTECODE (no __pycache__ left in the graded "
         "folder), PYTHONHASHSEED, PYTHONWARNINGS, PYTHONUTF8, PYTHONIOENCODING, LANG, LANGUAGE, LC_* and TZ. Every "
         "other variable (a token, a password, the grader's paths) stays out. Whatever the patterns, the variables "
         "the sandbox sets itself (HOME, PATH, TMPDIR, PYTHONPATH, the BLAS thread counts) and those that would change "
-        "what the kernel runs (LD_*, PYTHONSTARTUP, PYTHONHOME, JUPYTER_*, hardened_grading.kernel.NEVER_INHERITED) "
+        "what the kernel runs (LD_*, PYTHONSTARTUP, PYTHONHOME, JUPYTER_*, hardened_grading.sandbox.bwrap.NEVER_INHERITED) "
         "never pass; LANG, C.UTF-8 by default, is the grader's when it has one. A kernel without the sandbox "
         "(sandbox = 'off') inherits the whole environment, as stock's does.")).tag(config=True)
 
     @validate("inherited_environment")
     def _no_variable_the_sandbox_sets(self, proposal):
-        refused = [name for name in proposal["value"] if kernel.never_inherited(name)]
+        refused = [name for name in proposal["value"] if never_inherited(name)]
         if refused:
             raise TraitError(f"c.ResilientExecute.inherited_environment: {', '.join(refused)} never reaches the "
                              "sandboxed kernel: the sandbox sets it itself, or it would change what the kernel runs")
@@ -313,7 +188,7 @@ class ResilientExecute(Execute):
         "Python as IPython turns them, and the judge carries out in the grader the magics that make sense there "
         "(%matplotlib, %config, %load_ext, %autoreload, %reset, %%html and the other display cell magics, which "
         "show nothing, %%capture, %%time) and leaves out those that only show something (%timeit, !ls, %pip list; "
-        "hardened_grading.magics). Any other magic (%run, %pip install, %cd, !shell commands that may write, an "
+        "hardened_grading.judge.magics). Any other magic (%run, %pip install, %cd, !shell commands that may write, an "
         "unknown one) is not carried out: a test cell with one runs in the kernel; a set-up cell with one ends the "
         "judge's set-up there, and the test cells below it run in the kernel (one log line per notebook names "
         "each cell and its magic). A notebook whose set-up cells cannot run in the grader for another reason "
@@ -327,7 +202,7 @@ class ResilientExecute(Execute):
 
     start_ahead = Bool(True, help=(
         "In a hardened-grade worker, start the next submission's kernel, in a fresh sandbox of its own, while this "
-        "one's cells run (hardened_grading.ahead): its start-up no longer makes the next submission wait. Only "
+        "one's cells run (hardened_grading.class_grading.ahead): its start-up no longer makes the next submission wait. Only "
         "sandboxed kernels. `make bench` measures it.")).tag(config=True)
     predict_calls = Bool(True, help=(
         "Ask the kernel, in one round trip per test cell, for the calls the cell makes when the answers "
@@ -339,8 +214,8 @@ class ResilientExecute(Execute):
         super().__init__(*args, **kwargs)
         self._poisoned = set()
         self._info = {}
-        self._setup = None  # judge.trusted_setup(...) for the notebook (False: none), made at its first test cell
-        self._in_kernel = set()  # grade ids of its test cells that run in the kernel (judge.trusted_fallbacks)
+        self._setup = None  # trusted_setup(...) for the notebook (False: none), made at its first test cell
+        self._in_kernel = set()  # grade ids of its test cells that run in the kernel (trusted_fallbacks)
         self._link = KernelLink(self, self._run_code_cell)
         self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
         self._output_used = {}  # cell index -> bytes of output sent for it (its test cell's calls included)
@@ -351,7 +226,7 @@ class ResilientExecute(Execute):
         self._kept_past_cap = set()  # (cell index, "error" or "execute_result") kept, cut short, past max_output_kb
         self._said_out_of_time = False
         self._kernel_folder = None
-        self._adopted = False  # the kernel was started ahead (hardened_grading.ahead)
+        self._adopted = False  # the kernel was started ahead (hardened_grading.class_grading.ahead)
         self._folder = None  # the notebook's folder (where its kernel runs), while one is graded
         self.timeout_func = self._time_limit
         self._configured_arguments = list(self.extra_arguments)  # the instructor's (Execute.extra_arguments)
@@ -365,7 +240,7 @@ class ResilientExecute(Execute):
         folder = ((resources or {}).get("metadata") or {}).get("path") or None
         self._folder = os.path.abspath(folder) if folder else None
         for path in self.read_only_paths if folder else ():
-            problem = kernel.read_only_problem(path, course_root(folder))
+            problem = read_only_problem(path, course_root(folder))
             if problem:
                 raise ValueError(f"c.ResilientExecute.read_only_paths in nbgrader_config.py: {problem}")
         graded = super().preprocess(nb, resources, km=km)
@@ -382,19 +257,19 @@ class ResilientExecute(Execute):
     def kernel_arguments(self):
         """The grading kernel's command-line arguments: the instructor's ``extra_arguments``, then the
         sandbox's mode, the limits and this grader's pid (a kernel whose grader dies while it starts ends
-        at once: :func:`hardened_grading.kernel.bind_to_grader`). Raise SandboxUnavailable as
+        at once: :func:`hardened_grading.sandbox.parent.bind_to_grader`). Raise SandboxUnavailable as
         :meth:`_sandbox_mode` does."""
         return [*self._configured_arguments, f"--sandbox={self._sandbox_mode()}", self.limits().argument(),
                 f"--grader-pid={os.getpid()}", *(f"--read-only={path}" for path in self.read_only_paths),
                 *(f"--inherit-env={pattern}" for pattern in self.inherited_environment)]
 
     def limits(self):
-        """The kernel's :class:`hardened_grading.kernel.Limits`, from this object's traitlets."""
-        return kernel.Limits(**{f.name: getattr(self, f.name) for f in dataclasses.fields(kernel.Limits)})
+        """The kernel's :class:`hardened_grading.sandbox.limits.Limits`, from this object's traitlets."""
+        return Limits(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Limits)})
 
     def create_kernel_manager(self):
         """nbclient's kernel manager, on the ``ipc`` transport in a folder private to this kernel, and
-        knowing the grading kernel (:class:`hardened_grading.kernel.GradingKernelSpecManager`).
+        knowing the grading kernel (:class:`hardened_grading.GradingKernelSpecManager`).
 
         The sandboxed kernel has no network: Unix sockets in this folder, bound into its sandbox, are
         its only way out. (Without the sandbox, too, nothing listens on a TCP port.)
@@ -414,7 +289,7 @@ class ResilientExecute(Execute):
         """A kernel manager as :meth:`create_kernel_manager` describes, and its private folder (None off POSIX)."""
         km = super().create_kernel_manager()
         km.client_factory = capped_client(km.client_factory, self.message_bytes())
-        km.kernel_spec_manager = kernel.GradingKernelSpecManager(parent=km)
+        km.kernel_spec_manager = GradingKernelSpecManager(parent=km)
         km.kernel_spec_manager.grading_kernel_name = self.kernel_name
         folder = None
         if os.name == "posix":
@@ -427,12 +302,12 @@ class ResilientExecute(Execute):
 
     def _ahead_mode(self):
         """Whether kernels may be started ahead: when ``start_ahead`` is on, and for sandboxed kernels only (the working
-        folder is bound where the student's folder will be: :mod:`hardened_grading.ahead`). Whether one is, is
-        :func:`hardened_grading.ahead.expected`'s: only a grading worker says what comes next."""
+        folder is bound where the student's folder will be: :mod:`hardened_grading.class_grading.ahead`). Whether one is, is
+        :func:`hardened_grading.class_grading.ahead.expected`'s: only a grading worker says what comes next."""
         return self.start_ahead and "--sandbox=require" in self.extra_arguments
 
     async def async_start_new_kernel_client(self):
-        """nbclient's, then the next submission's kernel started (:mod:`hardened_grading.ahead`). A kernel that was
+        """nbclient's, then the next submission's kernel started (:mod:`hardened_grading.class_grading.ahead`). A kernel that was
         started ahead and does not answer is replaced by one started now."""
         try:
             client = await super().async_start_new_kernel_client()
@@ -461,7 +336,7 @@ class ResilientExecute(Execute):
             if getattr(self, "_kernel_folder", None):
                 shutil.rmtree(self._kernel_folder, ignore_errors=True)
                 self._kernel_folder = None
-            kernel.remove_stale_cgroups()
+            remove_stale_cgroups()
 
     _cleanup_kernel = run_sync(_async_cleanup_kernel)  # as execute_cell: nbclient binds its own
 
@@ -518,7 +393,7 @@ class ResilientExecute(Execute):
         data = msg["content"].get("data") or {}
         size = len(json.dumps(msg["content"], default=str))
         call = msg["parent_header"].get("msg_id")
-        if judge.agent.MIME in data and call not in self._replied and size <= self.message_bytes():
+        if agent.MIME in data and call not in self._replied and size <= self.message_bytes():
             self._replied.add(call)
             return super().output(outs, msg, None, cell_index)
         if self._judged(cell_index):
@@ -560,22 +435,22 @@ class ResilientExecute(Execute):
         """The kernel's ``--sandbox`` mode; raise SandboxUnavailable if it is required and cannot be had."""
         if self.sandbox == "off":
             _say_once(self.log, "hardened_grading: grading without the sandbox (c.ResilientExecute.sandbox = 'off'): "
-                                f"{kernel.UNSANDBOXED_MEANS}. Grade only submissions you trust this way.")
+                                f"{UNSANDBOXED_MEANS}. Grade only submissions you trust this way.")
             return "off"
-        problem = _sandbox_problem()
+        problem = probe._sandbox_problem()
         if problem is None:
-            cap_problem = _process_cap_problem()
+            cap_problem = probe._process_cap_problem()
             if cap_problem:
                 _say_once(self.log, f"hardened_grading: the sandbox does not cap processes: {cap_problem}.")
             return "require"
         if self.sandbox == "require":
             raise SandboxUnavailable(f"hardened_grading: no submission is graded without the sandbox, and {problem}. "
-                                     f"{kernel.SANDBOX_ADVICE}")
-        _say_once(self.log, f"hardened_grading: grading without the sandbox, because {problem}: {kernel.UNSANDBOXED_MEANS}.")
+                                     f"{SANDBOX_ADVICE}")
+        _say_once(self.log, f"hardened_grading: grading without the sandbox, because {problem}: {UNSANDBOXED_MEANS}.")
         return "off"
 
     def _judging_setup(self):
-        """:func:`judge.trusted_setup` of the notebook being graded, or None: without ``trusted_tests``,
+        """:func:`trusted_setup` of the notebook being graded, or None: without ``trusted_tests``,
         without a release or source notebook, or when its set-up cells cannot run in the grader (logged once
         per notebook; its test cells then run in the kernel, as stock nbgrader runs them)."""
         if not self.trusted_tests:
@@ -588,14 +463,14 @@ class ResilientExecute(Execute):
                 self.log.error("hardened_grading: no release/%s/%s.ipynb: its test cells are run in the student's kernel",
                                assignment, notebook_id)
             try:
-                self._setup = judge.trusted_setup(found.get("release"), found.get("source"), self.predict_calls) \
+                self._setup = trusted_setup(found.get("release"), found.get("source"), self.predict_calls) \
                     if found else False
             except Exception as problem:  # a set-up cell that needs the kernel (it uses an answer, a file)
                 self._setup = False
                 _say_once(self.log, f"hardened_grading: {assignment}/{notebook_id}.ipynb: its test cells are run in the "
                                     f"kernel, as stock nbgrader runs them, because a set-up cell cannot run in "
-                                    f"the grader ({judge.setup_problem(problem)})")
-            fallbacks = judge.trusted_fallbacks(found.get("release"), found.get("source")) if self._setup else []
+                                    f"the grader ({setup_problem(problem)})")
+            fallbacks = trusted_fallbacks(found.get("release"), found.get("source")) if self._setup else []
             self._in_kernel = {test for fallback in fallbacks for test in fallback.tests}
             if fallbacks:
                 _say_once(self.log, f"hardened_grading: {assignment}/{notebook_id}.ipynb has IPython magics the trusted "
@@ -604,14 +479,14 @@ class ResilientExecute(Execute):
         return self._setup or None
 
     def _judged_source(self, cell):
-        """The test `cell`'s code as the judge runs it (:func:`judge.judged_source`), or None when it runs in the
+        """The test `cell`'s code as the judge runs it (:func:`judged_source`), or None when it runs in the
         kernel: it, or a set-up cell above it, has a magic the judge cannot carry out (logged once per notebook)."""
-        code = judge.judged_source(cell.source)
+        code = judged_source(cell.source)
         if code is None or _grade_id(cell) in self._in_kernel:
             if _grade_id(cell) not in self._in_kernel:  # not as released: said once
                 _say_once(self.log, f"hardened_grading: {self._info.get('assignment')}/{self._info.get('notebook')}"
                                     f".ipynb: test cell {_grade_id(cell) or '(no id)'} has a magic the trusted judge "
-                                    f"cannot carry out ({', '.join(judge.magics.translate(cell.source).unsupported)}): "
+                                    f"cannot carry out ({', '.join(magics.translate(cell.source).unsupported)}): "
                                     "it runs in the kernel")
             return None
         return code
@@ -633,7 +508,7 @@ class ResilientExecute(Execute):
                              message.removeprefix("not run: "))
         if is_test_cell(cell) and self._judging_setup() is not None:
             try:
-                checks = judge.routed_checks(judge.magics.translate(cell.source).code)[1]
+                checks = routed_checks(magics.translate(cell.source).code)[1]
             except SyntaxError:
                 checks = []
             for check in checks:
@@ -656,12 +531,12 @@ class ResilientExecute(Execute):
             setup = self._judging_setup()
             code = self._judged_source(cell) if setup is not None else None
             if code is not None:
-                original, cell.source = cell.source, code  # the cell as Python (its magics: hardened_grading.magics)
+                original, cell.source = cell.source, code  # the cell as Python (its magics: hardened_grading.judge.magics)
                 try:
                     await self._link.judge_cell(cell, cell_index, setup,
                                                 min(self.timeout or 10**6, max(1, self._seconds_left())),
                                                 self.credit_per_check, self._folder)
-                except judge.Abort as abort:  # the kernel died, ran out of memory or ran over time
+                except Abort as abort:  # the kernel died, ran out of memory or ran over time
                     cell.source = original
                     # the checks that passed before it keep their points: then the cell says so as text
                     partial = engine_meta(cell).get("score", 0) > 0
@@ -765,6 +640,7 @@ class ResilientExecute(Execute):
         await self.async_start_new_kernel_client()
 
 
+
 def _cut_short(content, kind, limit=2000):
     """An error or a result, from its message's `content`, in a few KiB: its name, its message and the end of its
     traceback; or its text."""
@@ -780,9 +656,11 @@ def _cut_short(content, kind, limit=2000):
                                   execution_count=count if isinstance(count, int) else None)
 
 
+
 #: Messages the grader's side of each kernel channel holds before the kernel's side must wait (zmq's
 #: ``RCVHWM``): with ``ResilientExecute.message_bytes``, what bounds the grader's memory per submission.
 QUEUED_MESSAGES = 8
+
 
 
 def capped_client(base, message_bytes, queued=QUEUED_MESSAGES):
@@ -802,249 +680,9 @@ def capped_client(base, message_bytes, queued=QUEUED_MESSAGES):
     return CappedKernelClient
 
 
-class _SchemaCheckedOnce(BaseMetadataValidator):
-    """The schema part of nbgrader's cell validation, with the schema itself checked once per process."""
-
-    def validate_cell(self, cell):
-        meta = cell.metadata.get("nbgrader")
-        if meta is None or meta.get("schema_version", 0) != self.schema_version:
-            return super().validate_cell(cell)  # nothing to check, or nbgrader's own errors for another version
-        error = jsonschema.exceptions.best_match(self.schema_validator().iter_errors(meta))
-        if error is not None:
-            raise error
-
-    @functools.lru_cache(maxsize=1)
-    def schema_validator(self):
-        validator = jsonschema.validators.validator_for(self.schema)
-        validator.check_schema(self.schema)
-        return validator(self.schema)
-
-
-class OnceCheckedSchemaValidator(MetadataValidator, _SchemaCheckedOnce):
-    """nbgrader's validator of its cell metadata (every check of its current version's class, in whose
-    ``super()`` chain :class:`_SchemaCheckedOnce` comes in place of nbgrader's base), faster.
-
-    nbgrader calls ``jsonschema.validate`` for every cell, which checks the schema again each time, and
-    makes a new validator (reading three schema files) for every notebook: 0.08 s per submission, twice
-    as much as the check itself (`make bench`). The verdict and its errors are nbgrader's: the same
-    schema, jsonschema's same best-matching error, and nbgrader's own errors for another schema version.
-    """
-
-
-@functools.lru_cache(maxsize=1)
-def _metadata_validator():
-    return OnceCheckedSchemaValidator()
-
-
-class CheckCellMetadata(NbgraderCheckCellMetadata):
-    """nbgrader's CheckCellMetadata, with :class:`OnceCheckedSchemaValidator`: the same check, faster."""
-
-    def preprocess(self, nb, resources):
-        try:
-            _metadata_validator().validate_nb(nb)
-        except ValidationError:
-            self.log.error(traceback.format_exc())
-            self.log.error("Notebook failed to validate; the nbgrader metadata may be corrupted.")
-            raise ValidationError("Notebook failed to validate; the nbgrader metadata may be corrupted.") from None
-        return nb, resources
-
-
-class SandboxUnavailable(RuntimeError):
-    """The sandbox is required (``ResilientExecute.sandbox``) and cannot be made on this machine."""
-
-
 def refuse_without_sandbox(config):
     """Stop the grading run, saying what to do, if `config` requires a sandbox that cannot be made."""
     mode = config.ResilientExecute.get("sandbox", ResilientExecute.sandbox.default_value)
-    if mode == "require" and _sandbox_problem():
-        raise SystemExit(f"hardened_grading: nbgrader autograde stopped before grading anything: {_sandbox_problem()}. "
-                         f"{kernel.SANDBOX_ADVICE}")
-
-
-@functools.lru_cache(maxsize=None)
-def _say_once(logger, message):
-    """Log `message` as a warning the first time it comes in this process (a grading run)."""
-    logger.warning(message)
-
-
-@functools.lru_cache(maxsize=1)
-def _process_cap_problem():
-    """:func:`hardened_grading.kernel.process_cap_problem`, found once per grading run; the kernels' empty
-    cgroups are removed after each kernel and when the run ends."""
-    atexit.register(kernel.remove_stale_cgroups)
-    return kernel.process_cap_problem()
-
-
-@functools.lru_cache(maxsize=1)
-def _sandbox_problem():
-    """:func:`hardened_grading.kernel.sandbox_problem`, found once per grading run."""
-    return kernel.sandbox_problem()
-
-
-GRADED_MARKER = ".hardened-grading-done"
-
-
-def mark_graded(assignment, student, notebooks):
-    """Post-convert hook: mark a submission's grading as finished, then let go of its lock.
-
-    A grading run that is interrupted (Ctrl-C, a reboot) leaves a half-made folder in
-    ``autograded/``, which nbgrader would skip on the next run; :func:`remove_unfinished`
-    removes such folders first, so that running ``nbgrader autograde`` again finishes the class. The
-    submission's lock (:mod:`hardened_grading.locks`), held since before nbgrader looked at the folder
-    (:func:`lock_submissions_while_graded`), tells a live run's folder from a dead one's; once the marker is
-    written, it is let go.
-    """
-    if not notebooks:
-        return
-    student = Path(notebooks[0]).absolute().parents[1].name  # nbgrader passes the --student pattern, not the id
-    folder = course_root() / "autograded" / student / assignment
-    if student_folder.plain_path(course_root(), folder / GRADED_MARKER) and folder.is_dir():
-        student_folder.write_new(folder / GRADED_MARKER, "graded\n")  # never through a link
-    locks.let_go(locks.lock_file(folder))
-
-
-#: The start of a kernel's private folder's name, in the temporary folder: then the grader's pid, a dash, random.
-KERNEL_FOLDER = "hardened-grading-kernel-"
-
-
-def remove_kernel_folders(pid=None):
-    """Remove the kernels' private folders (connection file, sockets) that graders left: those of graders that
-    are gone, or, given `pid`, that grader's (a worker about to end). A grader killed outright cannot remove
-    its own; the next run does."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*"):
-        owner = folder.name.removeprefix(KERNEL_FOLDER).partition("-")[0]
-        if owner.isdigit() and (int(owner) == pid if pid is not None else not Path(f"/proc/{owner}").exists()):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-@functools.lru_cache(maxsize=1)
-def _remove_orphaned_kernel_folders():
-    """:func:`remove_kernel_folders` of graders that are gone, once per grading run, before its first kernel."""
-    if sys.platform.startswith("linux"):  # it reads /proc
-        remove_kernel_folders()
-
-
-def remove_unfinished(root=None, students=None):
-    """Remove the ``autograded/STUDENT/ASSIGNMENT`` folders of the course at `root` that a run left half-graded
-    (:func:`remove_if_unfinished`): never one that a live run is grading, of any assignment, by any command.
-
-    `students` (ids) limits it to theirs: a shard of a class (:mod:`hardened_grading.grade_class`) looks at its own
-    students only, which holds even on a shared file system whose locks do not reach across machines.
-    """
-    for folder in sorted(course_root(root).glob("autograded/*/*")):
-        if folder.parent.name.startswith(".") or folder.name.startswith("."):
-            continue  # not a submission: a kernel's staging folder (hardened_grading.ahead), a lock file
-        if students is not None and folder.parent.name not in students:
-            continue
-        if folder.is_dir() and not folder.is_symlink():
-            remove_if_unfinished(folder)
-
-
-def remove_if_unfinished(folder):
-    """Remove the graded folder `folder` (``autograded/STUDENT/ASSIGNMENT``) if its grading never finished (no
-    done-marker) and no live run is grading it (nobody holds its lock: :mod:`hardened_grading.locks`); say so.
-    Return whether it was removed. Whatever it holds: a run killed before it wrote the notebook leaves the
-    files it copied, which nbgrader would take for a graded submission and skip."""
-    if (folder / GRADED_MARKER).exists():
-        return False
-    path = locks.lock_file(folder)
-    try:
-        fd = locks.try_lock(path)
-    except OSError as error:  # a file system without locks, a folder this user may not write
-        _say_once(log, f"hardened_grading: {folder} has no done-marker, and whether a live run is grading it cannot "
-                       f"be told (its lock file {path.name}: {error}): it is left as it is. If no run is grading it, "
-                       "remove it, or grade it with --force")
-        return False
-    if fd is None:
-        who = locks.holder(path)  # once per process: nbgrader loads nbgrader_config.py, which calls this, thrice
-        _say_once(log, f"hardened_grading: {folder} is being graded by a live run{f' ({who})' if who else ''}: "
-                       "it is left alone")
-        return False
-    try:
-        return _remove_unfinished_folder(folder)
-    finally:
-        locks.release(fd)
-
-
-def _remove_unfinished_folder(folder):
-    """Remove `folder` if it has no done-marker, saying so; the caller holds its lock. Return whether it did."""
-    if not folder.is_dir() or (folder / GRADED_MARKER).exists():  # finished since it was looked at
-        return False
-    log.warning("hardened_grading: %s was left half-graded by an interrupted run: it is graded again", folder)
-    student_folder.remove_entry(folder)
-    return True
-
-
-def lock_submissions_while_graded():
-    """Have nbgrader's ``Autograde`` hold each submission's lock (:mod:`hardened_grading.locks`) while it grades
-    it, in every process that grades (``nbgrader autograde``, a ``hardened-grade`` worker); once per process.
-
-    Before nbgrader looks at a submission's graded folder (``Autograde.init_destination``, which skips one that
-    exists and, with ``--force``, removes it), the run takes the submission's lock, waiting, and logging for whom,
-    while another run holds it; then it removes the folder if a run that ended left it half-graded
-    (:func:`_remove_unfinished_folder`), and nbgrader goes on as it does. :func:`mark_graded` lets go of the lock
-    once the folder is marked graded; a submission that is skipped lets go at once; one whose grading fails, when
-    the run comes to the next or ends. nbgrader's pre-convert hook comes too late for this: after
-    ``init_destination``.
-    """
-    from nbgrader.converters import Autograde
-
-    if getattr(Autograde.init_destination, "holds_submission_locks", False):
-        return
-    init_destination, convert_notebooks = Autograde.init_destination, Autograde.convert_notebooks
-
-    @functools.wraps(init_destination)
-    def locked_init_destination(self, assignment_id, student_id):
-        _let_go_of_submission(self)  # the one before, if its grading failed (mark_graded lets go of one graded)
-        if student_id in (self.coursedir.student_id_exclude or "").split(","):
-            return init_destination(self, assignment_id, student_id)
-        folder = Path(self._format_dest(assignment_id, student_id)).absolute()
-        path = locks.lock_file(folder)
-
-        waited = []
-
-        def say_waiting(who):
-            waited.append(time.monotonic())
-            self.log.warning("hardened_grading: student %r, assignment %r: another run is grading it (%s): waiting "
-                             "for it to finish", student_id, assignment_id, who or "its pid unknown")
-
-        try:
-            locks.hold(path, say_waiting)
-            if waited:
-                self.log.warning("hardened_grading: student %r, assignment %r: the other run let go of it after %.0f s: nbgrader "
-                                 "skips it if that run graded it (unless --force), or grades it", student_id,
-                                 assignment_id, time.monotonic() - waited[0])
-        except KeyboardInterrupt:  # nbgrader's own handler of Ctrl-C would remove the folder: the other run's
-            raise SystemExit(f"hardened_grading: interrupted while waiting for another run to finish grading student "
-                             f"{student_id!r}, assignment {assignment_id!r}; its folder is left to it") from None
-        except OSError as error:
-            self.log.warning("hardened_grading: student %r, assignment %r: graded without its lock (%s: %s): another "
-                             "run that starts now may take its folder for one left half-graded", student_id,
-                             assignment_id, path, error)
-            return init_destination(self, assignment_id, student_id)
-        self.hardened_grading_lock = path
-        _remove_unfinished_folder(folder)
-        go_on = init_destination(self, assignment_id, student_id)
-        if not go_on:
-            _let_go_of_submission(self)
-        return go_on
-
-    def convert_notebooks_then_let_go(self):
-        try:
-            return convert_notebooks(self)
-        finally:
-            _let_go_of_submission(self)
-
-    locked_init_destination.holds_submission_locks = True
-    Autograde.init_destination = locked_init_destination
-    Autograde.convert_notebooks = convert_notebooks_then_let_go
-
-
-def _let_go_of_submission(converter):
-    """Let go of the lock of the submission that nbgrader's Autograde `converter` graded last, if it still holds it."""
-    path, converter.hardened_grading_lock = getattr(converter, "hardened_grading_lock", None), None
-    if path is not None:
-        locks.let_go(path)
-
-
-lock_submissions_while_graded()  # in every process that imports the engine's hooks: they grade with the locks
+    if mode == "require" and probe._sandbox_problem():
+        raise SystemExit(f"hardened_grading: nbgrader autograde stopped before grading anything: {probe._sandbox_problem()}. "
+                         f"{SANDBOX_ADVICE}")

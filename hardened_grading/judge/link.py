@@ -1,7 +1,7 @@
 """The judge's link to the grading kernel: one judged test cell, and the requests it makes.
 
 A test cell runs in the grader (:mod:`hardened_grading.judge`); each call of a student's function
-becomes a request that the kernel's agent (:mod:`hardened_grading.agent`) carries out. This module
+becomes a request that the kernel's agent (:mod:`hardened_grading.judge.agent`) carries out. This module
 carries the requests:
 
 - over a Jupyter comm, opened once per kernel: the fast path, about a third of a cell's round trip;
@@ -10,8 +10,8 @@ carries the requests:
 
 Everything one test cell's requests share (its index, deadline, what the kernel printed, who answers
 callbacks) is one :class:`TestCellRun`. A kernel that dies, runs out of memory or overruns the
-deadline ends the cell with :class:`hardened_grading.judge.Abort`; recovering from it is the caller's job
-(:class:`hardened_grading.grading.ResilientExecute`).
+deadline ends the cell with :class:`hardened_grading.judge.setup.Abort`; recovering from it is the caller's job
+(:class:`hardened_grading.preprocessors.execute.ResilientExecute`).
 """
 
 import asyncio
@@ -26,8 +26,11 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async
 from nbgrader.utils import get_partial_grade
 
-from . import judge
-from .cells import META, grade_id
+from ..cells import META, grade_id
+from . import agent
+from .checks import score_of
+from .judge import Judge
+from .setup import SERVE_CODE, Abort, ReplyTooLarge, StudentError, cell_label, in_folder, kernel_code
 
 
 @dataclass
@@ -44,17 +47,17 @@ class TestCellRun:
         return self.deadline - time.monotonic()
 
     def timed_out(self):
-        return judge.Abort("CellTimeoutError", f"the tests of this cell took over {self.seconds:g} s "
+        return Abort("CellTimeoutError", f"the tests of this cell took over {self.seconds:g} s "
                                                "(an endless loop?) and were stopped")
 
 
 def kernel_died():
-    return judge.Abort("KernelDied", "the kernel died while the tests called the submission's functions "
+    return Abort("KernelDied", "the kernel died while the tests called the submission's functions "
                                      "(a crash, os._exit, or the memory limit)")
 
 
 def out_of_memory():
-    return judge.Abort("MemoryError", "the submission's code ran out of memory (the grading kernel's limit)")
+    return Abort("MemoryError", "the submission's code ran out of memory (the grading kernel's limit)")
 
 
 class KernelLink:
@@ -71,11 +74,11 @@ class KernelLink:
     async def judge_cell(self, cell, index, setup, seconds, per_check=True, folder=None):
         """Run test cell `cell` in this process against the kernel; fill its outputs.
 
-        `setup` is ``(namespace, answer function names, predict)`` (:func:`judge.trusted_setup`);
+        `setup` is ``(namespace, answer function names, predict)`` (:func:`trusted_setup`);
         `per_check`: the cell scores the share of its checks that passed (else all or nothing); `folder`:
         the notebook's folder, where the kernel runs, and so where the test's relative paths lead (a data
         file beside the notebook).
-        Raises :class:`judge.Abort` (after filling what was printed) when the kernel gives out.
+        Raises :class:`Abort` (after filling what was printed) when the kernel gives out.
         """
         namespace, functions, predict = setup
         loop = asyncio.get_running_loop()
@@ -84,13 +87,13 @@ class KernelLink:
         def ask(request):
             return asyncio.run_coroutine_threadsafe(self.ask(request, run), loop).result()
 
-        the_judge = judge.Judge(ask, folder, getattr(self._client, "max_output_kb", 1024) * 1024)
+        the_judge = Judge(ask, folder, getattr(self._client, "max_output_kb", 1024) * 1024)
         run.answer_callback = the_judge.answer_callback
         cell.outputs, cell.execution_count = [], None
         try:
-            stdout, error = await asyncio.to_thread(judge.in_folder, folder, the_judge.run, cell.source, namespace,
-                                                    judge.cell_label(grade_id(cell)), functions, predict(cell.source))
-        except judge.Abort as abort:
+            stdout, error = await asyncio.to_thread(in_folder, folder, the_judge.run, cell.source, namespace,
+                                                    cell_label(grade_id(cell)), functions, predict(cell.source))
+        except Abort as abort:
             record_verdict(cell, the_judge.checks, inert(run.printed) + the_judge.streams, None,
                            abort=f"{abort.ename}: {abort.message}", per_check=per_check)
             raise
@@ -117,9 +120,9 @@ class KernelLink:
         return getattr(self._client, "max_reply_kb", 8192) * 1024
 
     def _checked_reply(self, text):
-        """The reply `text` as JSON, or :class:`judge.ReplyTooLarge` when it is over :meth:`max_reply`."""
+        """The reply `text` as JSON, or :class:`ReplyTooLarge` when it is over :meth:`max_reply`."""
         if not isinstance(text, str) or len(text) > self.max_reply():
-            raise judge.ReplyTooLarge(reply_too_large(len(text) if isinstance(text, str) else 0,
+            raise ReplyTooLarge(reply_too_large(len(text) if isinstance(text, str) else 0,
                                                       self.max_reply()))
         return json.loads(text)
 
@@ -135,10 +138,10 @@ class KernelLink:
         client, comm id)."""
         kc = self._client.kc
         if self._comm is None or self._comm[0] is not kc:
-            await self._run(judge.SERVE_CODE, run)
+            await self._run(SERVE_CODE, run)
             comm_id = uuid.uuid4().hex
             kc.shell_channel.send(kc.session.msg(
-                "comm_open", {"comm_id": comm_id, "target_name": judge.agent.TARGET, "data": {}}))
+                "comm_open", {"comm_id": comm_id, "target_name": agent.TARGET, "data": {}}))
             self._comm = (kc, comm_id)
         return self._comm
 
@@ -178,16 +181,16 @@ class KernelLink:
             callbacks = asyncio.ensure_future(self._answer_input_requests(kc, run.answer_callback))
             kc.allow_stdin = True
             try:
-                outputs = await self._run(judge.kernel_code(request, served=served), run)
+                outputs = await self._run(kernel_code(request, served=served), run)
             finally:
                 callbacks.cancel()
                 kc.allow_stdin = False
-            replies = [o.data[judge.agent.MIME] for o in outputs if judge.agent.MIME in o.get("data", {})]
+            replies = [o.data[agent.MIME] for o in outputs if agent.MIME in o.get("data", {})]
             if replies:
                 break
         if not replies:
             errors = [f"{o.ename}: {o.evalue}" for o in outputs if o.output_type == "error"]
-            raise judge.StudentError("the grading kernel could not run the submission's code "
+            raise StudentError("the grading kernel could not run the submission's code "
                                      f"({errors[0] if errors else 'no answer'})")
         return self._checked_reply(replies[-1])
 
@@ -236,7 +239,7 @@ def inert(outputs):
 
 
 def record_verdict(cell, checks, printed, error, abort=None, per_check=True, result=None):
-    """Give a judged test cell its outputs and score, from its checks (:class:`judge.Check`).
+    """Give a judged test cell its outputs and score, from its checks (:class:`Check`).
 
     All checks passed: only what the cell printed (silence means passed). Some failed: a summary of
     the failed ones on stdout, then the score as the cell's result, which nbgrader records as partial
@@ -248,13 +251,13 @@ def record_verdict(cell, checks, printed, error, abort=None, per_check=True, res
     number there is the cell's own partial credit, as stock nbgrader reads it.
 
     `printed` is what the cell printed: text on stdout, or ``[[stream name, text], ...]`` in order
-    (:attr:`judge.Judge.streams`: the test's own lines and what the submission's code printed while the test
+    (:attr:`Judge.streams`: the test's own lines and what the submission's code printed while the test
     called it). Anything on stderr fails the cell, 0 points, as nbgrader fails a test cell that writes there.
     """
     points = float(cell.metadata.get("nbgrader", {}).get("points", 0))
     failed = [check for check in checks if not check.passed]
     if per_check and checks:
-        score = judge.score_of(checks, points)
+        score = score_of(checks, points)
     else:  # all or nothing, as stock nbgrader scores a test cell: it fails when it raises
         score = 0.0 if error or abort else points
     streams = printed if isinstance(printed, list) else [["stdout", printed]] if printed else []

@@ -1,0 +1,129 @@
+"""Grade a whole class at once: submissions graded in parallel, with progress, resumable, shardable.
+
+    hardened-grade ps1                     # every submission of ps1 in submitted/, one worker per core
+    hardened-grade ps1 --jobs 2 --student 's0*' --student s123,s124
+    hardened-grade ps1 --force             # grade again those already graded
+    hardened-grade ps1 --shard 3/8         # the 4th of 8 equal parts of the class (one machine's share)
+
+A course may ship it under its own name, with its assignment as the default (``posenc-grade`` is
+``main(program="posenc-grade", default_assignment="posenc")``).
+
+Run it in the course directory (or give ``--course``). It is ``nbgrader autograde ASSIGNMENT`` for many
+students at once, and nothing else: each worker process imports nbgrader once and calls its own
+``Autograde`` (through ``NbGraderAPI.autograde``) for one student after another, with the course's
+``nbgrader_config.py``, so every submission is graded exactly as a serial run grades it, sandbox and
+hardening included, into the same ``autograded/`` folders and gradebook.
+
+- A submission that crashes its worker costs only itself: the worker is replaced, and the submission is
+  reported as failed.
+- Ctrl-C, or a run killed part-way, leaves the submissions graded so far; running the same command again
+  finishes the class (half-graded folders are removed first, as ``nbgrader autograde`` does here), and
+  skips what was graded unless ``--force``.
+- Another run may grade in the same course at once (``nbgrader autograde``, another ``hardened-grade``, of any
+  assignment): each worker holds the lock of the submission it grades (:mod:`hardened_grading.locks`), so no
+  clean-up removes a live run's folder, and two runs that come to the same submission take turns.
+- The gradebook is nbgrader's ``CourseDirectory.db_url``: the course's SQLite file by default, which every
+  worker writes to with a busy timeout (``GradeClass.sqlite_timeout``), or a PostgreSQL database
+  (``postgresql://...``) shared by shards on several machines.
+
+A progress bar (count, rate, time left, of the submissions graded: skipped ones take no time) on a terminal;
+otherwise one line per submission. At the end: how many were graded, skipped and failed (and why); every
+graded submission that could not be read (graded as the blank release), had a cell that timed out, crashed
+its kernel or ran out of memory, with the cell and the grader's message (read from its graded notebook);
+and where the log is. Exit code 0 when none failed,
+1 when some did, 2 when nothing could be graded.
+"""
+
+import sys
+import time
+
+from ..untrusted.terminal import escape
+
+PROGRAM = "hardened-grade"  #: the command, as its messages name it (a course may give it its own name)
+
+
+def duration(seconds):
+    minutes, seconds = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+
+
+
+class Progress:
+    """A tqdm bar on a terminal; otherwise one plain line per submission, with the rate and time left."""
+
+    def __init__(self, total, stream=sys.stderr, to_skip=0):
+        self.total, self.done, self.failed, self.stream = total, 0, 0, stream
+        # The rate and the time left are of the submissions graded, not of those skipped (already graded,
+        # `to_skip` of them foreseen), which take no time.
+        self.to_skip, self.worked, self.skipped = to_skip, 0, 0
+        self.started = time.monotonic()
+        self.bar = None
+        if stream.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="grading", unit="submission", file=stream, dynamic_ncols=True,
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]{postfix}")
+
+    def __call__(self, outcome):
+        self.done += 1
+        self.failed += outcome.status == "failed"
+        if outcome.status == "skipped":
+            self.skipped += 1
+        else:
+            self.worked += 1
+        if self.bar is not None:
+            postfix = ", ".join(part for part in (f"skipped: {self.skipped}" if self.skipped else "",
+                                                  f"failed: {self.failed}" if self.failed else "") if part)
+            self.bar.set_postfix_str(postfix, refresh=False)
+            if outcome.status == "skipped":  # the bar counts, times and rates the graded ones only
+                self.bar.total -= 1
+                self.bar.refresh()
+            else:
+                self.bar.update(1)
+            if outcome.status == "failed":
+                self.bar.write(escape(f"{outcome.student}: FAILED: {outcome.reason}"), file=self.stream)
+            for what, where, why in outcome.problems:
+                self.bar.write(escape(f"{outcome.student}: {what}: {where}"), file=self.stream)
+            return
+        width = len(str(self.total))
+        if outcome.status == "skipped":
+            print(escape(f"[{self.done:>{width}}/{self.total}] {outcome.student}: already graded, skipped"),
+                  file=self.stream, flush=True)
+            return
+        elapsed = time.monotonic() - self.started
+        rate = self.worked / elapsed if elapsed else 0.0
+        left = ((self.total - self.done) - max(0, self.to_skip - self.skipped)) / rate if rate else 0.0
+        what = (f"graded in {outcome.seconds:.1f} s" if outcome.status == "graded" else f"FAILED: {outcome.reason}")
+        what += "".join(f"; {problem}: {where}" for problem, where, _ in outcome.problems)
+        print(escape(f"[{self.done:>{width}}/{self.total}] {outcome.student}: {what}  "
+                     f"({rate:.2f}/s, {duration(left)} left)"), file=self.stream, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+
+def summary(outcomes, seconds, jobs, log_path, assignment, shard=None, program=PROGRAM):
+    """The end of a run: how many were graded, skipped and failed; every graded submission that could not
+    be read, timed out, crashed its kernel or ran out of memory, with where and why; the log."""
+    counts = {status: [o for o in outcomes if o.status == status] for status in ("graded", "skipped", "failed")}
+    part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
+    worked = len(counts["graded"]) + len(counts["failed"])  # the rate is of those graded, not those skipped
+    rate = f", {worked / seconds:.2f} graded per second" if seconds and worked else ""
+    lines = [f"{program}: {len(outcomes)} submissions of {assignment}{part} in {duration(seconds)} with "
+             f"{jobs} worker{'s' if jobs != 1 else ''}{rate}",
+             f"  graded:  {len(counts['graded'])}"]
+    troubled = sorted((o for o in counts["graded"] if o.problems), key=lambda o: o.student)
+    if troubled:
+        lines.append(f"    {len(troubled)} of them graded with a problem (their scores stand; look at them):")
+        for outcome in troubled:
+            for what, where, why in outcome.problems:
+                lines.append(f"    {outcome.student}: {what}: {where}: {why}")
+    if counts["skipped"]:
+        lines.append(f"  skipped: {len(counts['skipped'])} already graded (--force grades them again)")
+    lines.append(f"  failed:  {len(counts['failed'])}")
+    lines += [f"    {o.student}: {o.reason}" for o in sorted(counts["failed"], key=lambda o: o.student)]
+    lines.append(f"  log:     {log_path}")
+    return "\n".join(escape(line) for line in lines)  # a reason or a problem may quote what a student wrote

@@ -1,0 +1,90 @@
+"""Hardened autograding for any nbgrader course, plugged into nbgrader through its configuration hooks.
+
+``nbgrader_config.py`` installs these pieces; ``nbgrader autograde ASSIGNMENT`` stays the command.
+
+- :class:`TolerantNotebookExporter` (``Autograde.exporter_class``): a submission that cannot be
+  read (corrupt, truncated, empty, not JSON) is graded as the blank release with a first cell
+  that says why, so it is recorded with 0 points and the rest of the class is graded.
+- :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted the
+  assignment's one notebook under another name (``exercises (1).ipynb``) has it graded under the
+  released name; the file they sent is left as it is.
+- :class:`hardened_grading.preprocessors.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
+  the graded notebook is the student's own, run once from top to bottom as stock nbgrader runs it,
+  with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
+  changed cell metadata therefore cannot change what is run.
+- :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
+  runs the student's cells in the kernel ``hardened-grading`` (:mod:`hardened_grading.sandbox`,
+  sandboxed and memory-limited) and the test cells in this process, out of the student code's
+  reach (:mod:`hardened_grading.judge`). A cell that kills the kernel or exhausts its memory limit
+  costs only the tests that need it.
+- :func:`mark_graded` (``Autograde.post_convert_hook``) and :func:`remove_unfinished` (which
+  ``nbgrader_config.py`` calls when ``nbgrader autograde`` starts): a folder that a run left half-graded is
+  graded again by the next run, and a folder that a live run is grading is never touched, whatever the
+  assignment. Importing this module has nbgrader's Autograde hold each submission's lock while it grades it
+  (:func:`lock_submissions_while_graded`, :mod:`hardened_grading.locks`).
+"""
+
+import io
+import os
+from pathlib import Path
+
+import nbformat
+from nbconvert.exporters import NotebookExporter
+from nbconvert.exporters.exporter import ResourcesDict
+
+from ..cells import META, UNREADABLE
+from ..hooks.submission import _removed_at_start
+from ..nbgrader_app import quiet_dependency_warnings
+from ..preprocessors.execute import refuse_without_sandbox
+from ..preprocessors.restore import release_notebook
+from ..untrusted import folder as student_folder
+
+UNREADABLE_WHAT_TO_DO = (
+    "What to do: open the notebook you submitted in JupyterLab. If it opens, save it (File > Save "
+    "Notebook) and submit it again. If it does not, ask your instructor, who can grade an earlier copy.")
+
+
+
+def _reason_cell(reason):
+    return nbformat.v4.new_markdown_cell(
+        f"**This submission could not be graded as sent, and scores 0.** {reason}\n\n{UNREADABLE_WHAT_TO_DO}",
+        metadata={META: {UNREADABLE: reason}})
+
+
+
+class TolerantNotebookExporter(NotebookExporter):
+    """A NotebookExporter that grades an unreadable submission as the blank release.
+
+    nbgrader makes it once per ``autograde`` run, with the run's whole configuration, before the
+    first submission: so it is also where a run that requires the sandbox where it cannot be made
+    stops, before grading anything (:func:`refuse_without_sandbox`).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        refuse_without_sandbox(self.config)
+        quiet_dependency_warnings()  # the run's log: nbgrader's, not its dependencies' noise
+
+    def from_filename(self, filename, resources=None, **kw):
+        try:  # never through a link, never waiting on a FIFO (hardened_grading.untrusted.folder)
+            with student_folder.open_regular(filename) as stream:
+                notebook = nbformat.read(io.TextIOWrapper(stream, encoding="utf-8"), as_version=4)
+        except Exception as error:  # corrupt, truncated, empty, binary, invalid; a link or a special file
+            student = (resources or {}).get("nbgrader", {}).get("student", "?")
+            assignment = (resources or {}).get("nbgrader", {}).get("assignment", "?")
+            removed = _removed_at_start.get(os.path.abspath(filename))
+            what = removed or f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+            reason = (f"The file {student_folder.shown(Path(filename).name)} is not a readable Jupyter notebook "
+                      f"({what}).")
+            self.log.error("hardened_grading: student %r: %s It is graded as the blank release: 0 points. %s",
+                           student, reason, "" if removed else "The file itself is left untouched.")
+            notebook_id = Path(filename).stem
+            notebook = release_notebook(assignment, notebook_id)
+            notebook.cells.insert(0, _reason_cell(reason))
+        # As nbconvert's own from_filename: the kernel starts in the notebook's folder, the
+        # student's own folder in autograded/, the one place its sandbox may write.
+        resources = ResourcesDict() if resources is None else resources
+        if not resources.get("metadata"):
+            resources["metadata"] = ResourcesDict()
+        resources["metadata"].update(name=Path(filename).stem, path=os.path.dirname(filename))
+        return self.from_notebook_node(notebook, resources=resources, **kw)

@@ -1,0 +1,116 @@
+"""The trusted judge: test cells run in the grader's process, not in the student's kernel.
+
+Student code and the checks used to share one kernel, so an answer could rebind ``check_close``,
+patch ``np.allclose`` or ``np.sin``, or install an IPython hook that swallows errors or rewrites
+the next cell. While grading, :class:`hardened_grading.preprocessors.execute.ResilientExecute` therefore runs each
+test cell here instead, in a fresh namespace made of the released notebook's own setup cells
+(``numpy``, ``math`` and the ``check_*`` helpers, all the grader's own objects). Every name the
+test uses that it does not define is looked up in the kernel: a student's function becomes a
+:class:`KernelFunction`, whose calls are carried out in the kernel by :mod:`hardened_grading.judge.agent`;
+any other variable (a multiple-choice answer) is copied over as a value. Expected values and
+comparisons never leave this process, so the only way to pass a test is to return right answers.
+
+A round trip to the kernel costs about a millisecond, and a notebook's tests make some 170 calls.
+So the calls a test cell makes when the answers are right (:func:`predicted_calls`) are asked of
+the kernel in one batch first, and each real call takes its reply from the batch only when it is
+exactly the predicted call; after the first call that differs, every call is asked on its own.
+"""
+
+import ast
+import dataclasses
+import re
+
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+
+
+
+RECORD = "__hardened_grading_check__"  #: the name a test cell's checks are routed through while it is judged
+
+
+
+_WEIGHT = re.compile(r"#\s*weight\s*[:=]?\s*(\d+(?:\.\d+)?)")
+
+
+
+@dataclasses.dataclass
+class Check:
+    """One check of a test cell: a call of a ``check_*`` helper, where it is written.
+
+    A check in a loop passes when every one of its calls passes. ``passed`` is None until it runs.
+    """
+
+    line: int  #: its first line in the cell (1-based)
+    text: str  #: its source, on one line
+    weight: float  #: ``# weight N`` at the end of its last line; 1 without it
+    hidden: bool  #: written between the hidden-test markers
+    statement: int = 0  #: the number of the cell's top-level statement it is in
+    passed: bool = None
+    message: str = ""
+
+    def fail(self, message):
+        self.passed, self.message = False, message
+
+    def as_dict(self):
+        return dataclasses.asdict(self)
+
+
+
+def hidden_lines(source):
+    """The 1-based line numbers of a cell's hidden tests (between its markers)."""
+    hidden, inside = set(), False
+    for number, line in enumerate(source.splitlines(), 1):
+        if line.strip().startswith(HIDDEN_BEGIN):
+            inside = True
+        elif line.strip().startswith(HIDDEN_END):
+            inside = False
+        elif inside:
+            hidden.add(number)
+    return hidden
+
+
+
+class _RouteChecks(ast.NodeTransformer):
+    """``check_x(args)`` -> ``__hardened_grading_check__(i, lambda: check_x(args))``: the check's own arguments,
+    which call the submission's functions, are evaluated inside it, so their failure is that check's."""
+
+    def __init__(self, source):
+        self.lines, self.hidden, self.checks = source.splitlines(), hidden_lines(source), []
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not (isinstance(node.func, ast.Name) and node.func.id.startswith("check_")):
+            return node
+        last = self.lines[node.end_lineno - 1] if node.end_lineno <= len(self.lines) else ""
+        weight = _WEIGHT.search(last)
+        text = " ".join(" ".join(self.lines[node.lineno - 1:node.end_lineno]).split())
+        self.checks.append(Check(node.lineno, text[:200], float(weight.group(1)) if weight else 1.0,
+                                 node.lineno in self.hidden))
+        routed = ast.Call(func=ast.Name(RECORD, ast.Load()),
+                          args=[ast.Constant(len(self.checks) - 1),
+                                ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                              defaults=[]), body=node)],
+                          keywords=[])
+        return ast.copy_location(routed, node)
+
+
+
+def routed_checks(source):
+    """``(the cell's statements with each check routed through RECORD, its checks)``."""
+    tree = ast.parse(source)
+    router = _RouteChecks(source)
+    body = []
+    for number, statement in enumerate(tree.body):
+        first = len(router.checks)
+        body.append(ast.fix_missing_locations(router.visit(statement)))
+        for check in router.checks[first:]:
+            check.statement = number
+    return body, router.checks
+
+
+
+def score_of(checks, points):
+    """The weighted share of `checks` that passed, times `points`, to 2 decimals (all of it with no checks)."""
+    total = sum(check.weight for check in checks)
+    if not total:
+        return float(points) if all(check.passed for check in checks) else 0.0
+    return round(points * sum(check.weight for check in checks if check.passed) / total, 2)
