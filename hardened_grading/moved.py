@@ -97,9 +97,13 @@ def _say_moved(old_path, new_path):
 def old_attribute(old, name):
     """`name` of old module `old` (without the package): the new object, said once."""
     moved = OLD_PATHS[old]
-    if not isinstance(moved, str) and name not in moved:
-        raise AttributeError(f"module '{PACKAGE}.{old}' has no attribute {name!r}")
-    target = new_module(old, name)
+    if isinstance(moved, str) or name in moved:
+        target = new_module(old, name)
+    else:  # a name the old module had but did not define (an import of its own): any of its parts that has it
+        target = next((f"{PACKAGE}.{part}" for part in dict.fromkeys(moved.values())
+                       if hasattr(importlib.import_module(f"{PACKAGE}.{part}"), name)), None)
+        if target is None:
+            raise AttributeError(f"module '{PACKAGE}.{old}' has no attribute {name!r}")
     value = getattr(importlib.import_module(target), name)
     _say_moved(f"{PACKAGE}.{old}.{name}", f"{target}.{name}")
     return value

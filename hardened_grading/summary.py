@@ -1,19 +1,7 @@
-"""Feedback a student learns from: a summary at the top, and no hidden test shown.
+"""What a student learns from a graded notebook: one row per exercise, each failed check's message, hidden tests hidden.
 
-``nbgrader generate_feedback`` runs :class:`FeedbackSummary` after nbgrader's ``GetGrades``
-(``GenerateFeedback.preprocessors`` in ``nbgrader_config.py``), and renders the course's template
-``hardened_grading/templates/summary_first``, which puts the summary first.
-
-- :func:`summary` is one row per exercise with its points and, for each exercise that lost points,
-  the failing checks with their messages (the function, the input, what was expected, what came back).
-  ``posenc-check`` prints the same summary.
-- Unless ``FeedbackSummary.show_hidden_tests`` is set, each test cell shows its visible part and, in
-  place of its hidden tests, a line such as ``# hidden tests: 7 checks, 5 passed`` followed by the
-  messages of the failed ones; tracebacks that would quote the tests are cut to their last line.
-- ``FeedbackSummary.hidden_messages`` says how much of a failed hidden check's message a student reads
-  (:func:`check_message`, which ``posenc-check`` uses too): before the due date, what was tried and that
-  it was wrong; after it, the full message, which still never holds a concept question's answer (the
-  ``check_answer`` helper of ``authoring/check_helpers.py`` never shows it).
+The feedback page (:mod:`hardened_grading.preprocessors.feedback_summary`), a course's own checker and the
+class report read graded notebooks through these functions.
 """
 
 import html
@@ -28,30 +16,20 @@ from .judge.messages import elide
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
 
-
-
 WHAT_LENGTH = 160  #: what a hidden check tried, as shown before the due date, is cut to this many characters
-
-
 
 HIDDEN_MESSAGES = ("auto", "before-due", "after-due")  #: the values of FeedbackSummary.hidden_messages
 
-
-
 #: what follows what a hidden check tried, in place of the rest of its message, before the due date
 WITHHELD = "wrong (a hidden check: what it expected is not shown before the due date)"
-
-
 
 # Messages about the submission's own state, which give nothing away: kept whole at any time.
 _OWN_STATE = re.compile(r"^not run\b|not answered yet|not implemented yet|^[A-Z]\w*(Error|Exception|Exit|Interrupt)\b[^:]*: ")
 
 
-
 def checks_of(cell):
     """The checks the judge recorded for a graded test cell (dicts of :class:`hardened_grading.judge.checks.Check`)."""
     return engine_meta(cell).get("checks", [])
-
 
 
 def what_was_tried(message):
@@ -67,7 +45,6 @@ def what_was_tried(message):
         elif char == ":" and depth == 0 and message[index + 1:index + 2] in (" ", ""):
             return message[:index].strip() or None
     return None
-
 
 
 def check_message(check, full=False, part_of=None):
@@ -97,11 +74,9 @@ def check_message(check, full=False, part_of=None):
     return f"{elide(what, WHAT_LENGTH)}: {WITHHELD}"
 
 
-
 def each_test_cell(test_id):
     """The default part a test cell belongs to in the summary: itself (its grade id)."""
     return test_id
-
 
 
 def part_by_pattern(pattern):
@@ -115,7 +90,6 @@ def part_by_pattern(pattern):
         found = compiled.search(test_id or "")
         return found.group(1) if found and found.groups() else test_id
     return part_of
-
 
 
 def checks_by_exercise(autograded_path, full=True, part_of=each_test_cell):
@@ -136,14 +110,12 @@ def checks_by_exercise(autograded_path, full=True, part_of=each_test_cell):
     return found
 
 
-
 def tested_name(test_id, part_of=None):
     """What a test cell tests: its grade id without its part (``part_of(test_id)``, see :func:`part_by_pattern`)
     and without a ``_test`` suffix: ``ex05_apply_rope_test`` -> ``apply_rope`` when its part is ``ex05``;
     ``correct_squares`` -> ``correct_squares`` when each test cell is a part of its own (the default)."""
     name, part = test_id.removesuffix("_test"), (part_of or each_test_cell)(test_id)
     return name[len(part) + 1:] if part != test_id and name.startswith(f"{part}_") else name
-
 
 
 def summary(notebook, full=False, part_of=each_test_cell):
@@ -185,7 +157,6 @@ def summary(notebook, full=False, part_of=each_test_cell):
     return list(rows.values())
 
 
-
 def failed_assert(error):
     """What a bare ``assert`` (no message) that failed tried: ``failed: assert f(1) == 1``, its line in the error's
     traceback (IPython's arrow line, else a plain traceback's last ``assert`` line); "an assert failed" when the
@@ -199,11 +170,9 @@ def failed_assert(error):
     return "an assert failed"
 
 
-
 def shorten(message):
     """A failing check's message, at most MESSAGE_LENGTH characters, keeping its end (what came back)."""
     return elide(message, MESSAGE_LENGTH)
-
 
 
 def summary_text(rows):
@@ -213,7 +182,6 @@ def summary_text(rows):
         lines.append(f"{row['exercise']}  {row['score']:g} / {row['max_score']:g}")
         lines += [f"    {failed['name']}: {failed['message']}" for failed in row["failed"]]
     return "\n".join(lines)
-
 
 
 def summary_html(rows, full=False, by_hand=0, part="test"):
@@ -243,7 +211,6 @@ def summary_html(rows, full=False, by_hand=0, part="test"):
     return "\n".join(out)
 
 
-
 def unreadable_html(reason, rows):
     """The top of the feedback of a file that could not be read: that fact, why and what to do, once
     (no list of unanswered checks: nothing of the student's was graded)."""
@@ -256,7 +223,6 @@ def unreadable_html(reason, rows):
             "<p>Below is the blank assignment it was graded as.</p></div></div>")
 
 
-
 def _error_line(output):
     """The one line the judge records for the error `output` of a test cell (:func:`hardened_grading.judge._one_line`)."""
     if output.get("ename") == "AssertionError":
@@ -264,9 +230,7 @@ def _error_line(output):
     return elide(f"{output.get('ename')}: {output.get('evalue')}", 400)
 
 
-
 FAILED_HIDDEN = "  FAILED (hidden check): "  #: how the grader lists a failed hidden check under its test cell
-
 
 
 def _redacted_line(line, test_id, part_of=None):
@@ -277,7 +241,6 @@ def _redacted_line(line, test_id, part_of=None):
     message = line[len(FAILED_HIDDEN):].rstrip("\n")
     return FAILED_HIDDEN + check_message({"hidden": True, "message": message, "test": test_id}, part_of=part_of) \
         + line[len(line.rstrip("\n")):]
-
 
 
 def hide_hidden_tests(cell, full=False, part_of=None):

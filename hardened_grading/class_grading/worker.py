@@ -1,38 +1,4 @@
-"""Grade a whole class at once: submissions graded in parallel, with progress, resumable, shardable.
-
-    hardened-grade ps1                     # every submission of ps1 in submitted/, one worker per core
-    hardened-grade ps1 --jobs 2 --student 's0*' --student s123,s124
-    hardened-grade ps1 --force             # grade again those already graded
-    hardened-grade ps1 --shard 3/8         # the 4th of 8 equal parts of the class (one machine's share)
-
-A course may ship it under its own name, with its assignment as the default (``posenc-grade`` is
-``main(program="posenc-grade", default_assignment="posenc")``).
-
-Run it in the course directory (or give ``--course``). It is ``nbgrader autograde ASSIGNMENT`` for many
-students at once, and nothing else: each worker process imports nbgrader once and calls its own
-``Autograde`` (through ``NbGraderAPI.autograde``) for one student after another, with the course's
-``nbgrader_config.py``, so every submission is graded exactly as a serial run grades it, sandbox and
-hardening included, into the same ``autograded/`` folders and gradebook.
-
-- A submission that crashes its worker costs only itself: the worker is replaced, and the submission is
-  reported as failed.
-- Ctrl-C, or a run killed part-way, leaves the submissions graded so far; running the same command again
-  finishes the class (half-graded folders are removed first, as ``nbgrader autograde`` does here), and
-  skips what was graded unless ``--force``.
-- Another run may grade in the same course at once (``nbgrader autograde``, another ``hardened-grade``, of any
-  assignment): each worker holds the lock of the submission it grades (:mod:`hardened_grading.locks`), so no
-  clean-up removes a live run's folder, and two runs that come to the same submission take turns.
-- The gradebook is nbgrader's ``CourseDirectory.db_url``: the course's SQLite file by default, which every
-  worker writes to with a busy timeout (``GradeClass.sqlite_timeout``), or a PostgreSQL database
-  (``postgresql://...``) shared by shards on several machines.
-
-A progress bar (count, rate, time left, of the submissions graded: skipped ones take no time) on a terminal;
-otherwise one line per submission. At the end: how many were graded, skipped and failed (and why); every
-graded submission that could not be read (graded as the blank release), had a cell that timed out, crashed
-its kernel or ran out of memory, with the cell and the grader's message (read from its graded notebook);
-and where the log is. Exit code 0 when none failed,
-1 when some did, 2 when nothing could be graded.
-"""
+"""One worker: it imports nbgrader once, and grades one submission after another with nbgrader's own ``Autograde``."""
 
 import os
 import signal
@@ -64,14 +30,10 @@ class Stopped(BaseException):
     """Raised in a worker by SIGTERM: it stops grading, and its process ends (:func:`_end_worker`)."""
 
 
-
 _stopping = False  #: a worker was told to stop: nbgrader's autograde catches even Stopped
-
-
 
 #: Seconds a worker told to stop has to end, whatever it was doing: then SIGALRM's default action ends it.
 STOP_GRACE = 5
-
 
 
 def _stop(signum, frame):
@@ -81,7 +43,6 @@ def _stop(signum, frame):
     # that is starting, a cleanup awaiting a dead event loop). SIGALRM, not handled, ends the process.
     signal.alarm(STOP_GRACE)
     raise Stopped()
-
 
 
 def _end_worker():
@@ -98,13 +59,11 @@ def _end_worker():
     os._exit(0)
 
 
-
 def graded_marker(course, student, assignment):
     from ..hooks.submission import GRADED_MARKER
 
     marker = Path(course) / "autograded" / student / assignment / GRADED_MARKER
     return marker.stat().st_mtime_ns if marker.exists() else None
-
 
 
 def failure_reason(result):
@@ -116,7 +75,6 @@ def failure_reason(result):
     return reason.removeprefix("[ERROR] ").removeprefix("[CRITICAL] ").strip()[:300]
 
 
-
 def course_parts(config):
     """``part_of(grade id)`` of the course whose configuration is `config` (its ``FeedbackSummary.part_pattern``),
     or None when it sets none."""
@@ -124,7 +82,6 @@ def course_parts(config):
 
     pattern = config.FeedbackSummary.get("part_pattern", "")
     return part_by_pattern(pattern) if pattern else None
-
 
 
 def problems_of(course, student, assignment, part_of=None):
@@ -145,7 +102,6 @@ def problems_of(course, student, assignment, part_of=None):
         found += [(what, f"{path.name}, {where}" if len(paths) > 1 else where, why)
                   for what, where, why in incidents(notebook, part_of)]
     return tuple(found)
-
 
 
 def work(course, db_url, log_path, connection, parent):

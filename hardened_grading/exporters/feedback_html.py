@@ -1,20 +1,4 @@
-"""Feedback a student learns from: a summary at the top, and no hidden test shown.
-
-``nbgrader generate_feedback`` runs :class:`FeedbackSummary` after nbgrader's ``GetGrades``
-(``GenerateFeedback.preprocessors`` in ``nbgrader_config.py``), and renders the course's template
-``hardened_grading/templates/summary_first``, which puts the summary first.
-
-- :func:`summary` is one row per exercise with its points and, for each exercise that lost points,
-  the failing checks with their messages (the function, the input, what was expected, what came back).
-  ``posenc-check`` prints the same summary.
-- Unless ``FeedbackSummary.show_hidden_tests`` is set, each test cell shows its visible part and, in
-  place of its hidden tests, a line such as ``# hidden tests: 7 checks, 5 passed`` followed by the
-  messages of the failed ones; tracebacks that would quote the tests are cut to their last line.
-- ``FeedbackSummary.hidden_messages`` says how much of a failed hidden check's message a student reads
-  (:func:`check_message`, which ``posenc-check`` uses too): before the due date, what was tried and that
-  it was wrong; after it, the full message, which still never holds a concept question's answer (the
-  ``check_answer`` helper of ``authoring/check_helpers.py`` never shows it).
-"""
+"""``SummaryFirstHTMLExporter``: the feedback page, with its summary first and its student content inert."""
 
 from pathlib import Path
 

@@ -1,27 +1,8 @@
-"""Hardened autograding for any nbgrader course, plugged into nbgrader through its configuration hooks.
+"""nbgrader's convert hooks around one submission (``Autograde.pre_convert_hook`` and ``post_convert_hook``).
 
-``nbgrader_config.py`` installs these pieces; ``nbgrader autograde ASSIGNMENT`` stays the command.
-
-- :class:`TolerantNotebookExporter` (``Autograde.exporter_class``): a submission that cannot be
-  read (corrupt, truncated, empty, not JSON) is graded as the blank release with a first cell
-  that says why, so it is recorded with 0 points and the rest of the class is graded.
-- :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted the
-  assignment's one notebook under another name (``exercises (1).ipynb``) has it graded under the
-  released name; the file they sent is left as it is.
-- :class:`hardened_grading.preprocessors.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
-  the graded notebook is the student's own, run once from top to bottom as stock nbgrader runs it,
-  with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
-  changed cell metadata therefore cannot change what is run.
-- :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
-  runs the student's cells in the kernel ``hardened-grading`` (:mod:`hardened_grading.sandbox`,
-  sandboxed and memory-limited) and the test cells in this process, out of the student code's
-  reach (:mod:`hardened_grading.judge`). A cell that kills the kernel or exhausts its memory limit
-  costs only the tests that need it.
-- :func:`mark_graded` (``Autograde.post_convert_hook``) and :func:`remove_unfinished` (which
-  ``nbgrader_config.py`` calls when ``nbgrader autograde`` starts): a folder that a run left half-graded is
-  graded again by the next run, and a folder that a live run is grading is never touched, whatever the
-  assignment. Importing this module has nbgrader's Autograde hold each submission's lock while it grades it
-  (:func:`lock_submissions_while_graded`, :mod:`hardened_grading.locks`).
+- :func:`prepare_submission`: the submission made plain (links, FIFOs and the like removed), and a notebook
+  submitted under another name (``exercises (1).ipynb``) adopted under the released name;
+- :func:`mark_graded`: the done-marker, which tells a finished submission from a half-graded one.
 """
 
 import os
@@ -35,7 +16,6 @@ from ..untrusted import folder as student_folder
 
 #: Notebooks that :func:`prepare_submission` removed from ``submitted/`` (a link, a FIFO): absolute path -> what it was.
 _removed_at_start = {}
-
 
 
 def prepare_submission(assignment, student, notebooks):
@@ -60,7 +40,6 @@ def prepare_submission(assignment, student, notebooks):
         adopt_renamed_notebook(assignment, student, notebooks)
 
 
-
 def secure_graded_folder(assignment, student, notebooks):
     """Pre-convert hook of ``nbgrader generate_feedback``: remove from the graded folder
     (``autograded/STUDENT/ASSIGNMENT``), before nbgrader copies it into the feedback, every entry that is
@@ -68,7 +47,6 @@ def secure_graded_folder(assignment, student, notebooks):
     none (:meth:`ResilientExecute.preprocess`); one graded otherwise may."""
     if notebooks:
         _make_plain(Path(notebooks[0]).absolute().parent, "graded")
-
 
 
 def _make_plain(folder, what):
@@ -85,7 +63,6 @@ def _make_plain(folder, what):
             student_folder.remove_entry(level)
             return f"the folder it is in, {level.name}, was {why}", {}
     return None, dict(student_folder.remove_unsafe(folder, folder.parent.name, f"the {what} file"))
-
 
 
 def adopt_renamed_notebook(assignment, student, notebooks):
@@ -109,9 +86,7 @@ def adopt_renamed_notebook(assignment, student, notebooks):
     notebooks[:] = [str(adopted)]
 
 
-
 GRADED_MARKER = ".hardened-grading-done"
-
 
 
 def mark_graded(assignment, student, notebooks):

@@ -1,27 +1,7 @@
-"""Hardened autograding for any nbgrader course, plugged into nbgrader through its configuration hooks.
+"""Runs that did not finish: their half-written folders removed, and a live run's submissions left alone.
 
-``nbgrader_config.py`` installs these pieces; ``nbgrader autograde ASSIGNMENT`` stays the command.
-
-- :class:`TolerantNotebookExporter` (``Autograde.exporter_class``): a submission that cannot be
-  read (corrupt, truncated, empty, not JSON) is graded as the blank release with a first cell
-  that says why, so it is recorded with 0 points and the rest of the class is graded.
-- :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted the
-  assignment's one notebook under another name (``exercises (1).ipynb``) has it graded under the
-  released name; the file they sent is left as it is.
-- :class:`hardened_grading.preprocessors.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
-  the graded notebook is the student's own, run once from top to bottom as stock nbgrader runs it,
-  with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
-  changed cell metadata therefore cannot change what is run.
-- :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
-  runs the student's cells in the kernel ``hardened-grading`` (:mod:`hardened_grading.sandbox`,
-  sandboxed and memory-limited) and the test cells in this process, out of the student code's
-  reach (:mod:`hardened_grading.judge`). A cell that kills the kernel or exhausts its memory limit
-  costs only the tests that need it.
-- :func:`mark_graded` (``Autograde.post_convert_hook``) and :func:`remove_unfinished` (which
-  ``nbgrader_config.py`` calls when ``nbgrader autograde`` starts): a folder that a run left half-graded is
-  graded again by the next run, and a folder that a live run is grading is never touched, whatever the
-  assignment. Importing this module has nbgrader's Autograde hold each submission's lock while it grades it
-  (:func:`lock_submissions_while_graded`, :mod:`hardened_grading.locks`).
+:func:`remove_unfinished` runs when ``nbgrader autograde`` starts (``nbgrader_config.py``); a folder that a live run
+holds locked (:func:`lock_submissions_while_graded`, :mod:`hardened_grading.locks`) is never touched.
 """
 
 import functools
@@ -41,7 +21,6 @@ from .submission import GRADED_MARKER
 KERNEL_FOLDER = "hardened-grading-kernel-"
 
 
-
 def remove_kernel_folders(pid=None):
     """Remove the kernels' private folders (connection file, sockets) that graders left: those of graders that
     are gone, or, given `pid`, that grader's (a worker about to end). A grader killed outright cannot remove
@@ -52,13 +31,11 @@ def remove_kernel_folders(pid=None):
             shutil.rmtree(folder, ignore_errors=True)
 
 
-
 @functools.lru_cache(maxsize=1)
 def _remove_orphaned_kernel_folders():
     """:func:`remove_kernel_folders` of graders that are gone, once per grading run, before its first kernel."""
     if sys.platform.startswith("linux"):  # it reads /proc
         remove_kernel_folders()
-
 
 
 def remove_unfinished(root=None, students=None):
@@ -75,7 +52,6 @@ def remove_unfinished(root=None, students=None):
             continue
         if folder.is_dir() and not folder.is_symlink():
             remove_if_unfinished(folder)
-
 
 
 def remove_if_unfinished(folder):
@@ -104,7 +80,6 @@ def remove_if_unfinished(folder):
         locks.release(fd)
 
 
-
 def _remove_unfinished_folder(folder):
     """Remove `folder` if it has no done-marker, saying so; the caller holds its lock. Return whether it did."""
     if not folder.is_dir() or (folder / GRADED_MARKER).exists():  # finished since it was looked at
@@ -112,7 +87,6 @@ def _remove_unfinished_folder(folder):
     log.warning("hardened_grading: %s was left half-graded by an interrupted run: it is graded again", folder)
     student_folder.remove_entry(folder)
     return True
-
 
 
 def lock_submissions_while_graded():
@@ -180,13 +154,9 @@ def lock_submissions_while_graded():
     Autograde.convert_notebooks = convert_notebooks_then_let_go
 
 
-
 def _let_go_of_submission(converter):
     """Let go of the lock of the submission that nbgrader's Autograde `converter` graded last, if it still holds it."""
     path, converter.hardened_grading_lock = getattr(converter, "hardened_grading_lock", None), None
     if path is not None:
         locks.let_go(path)
 
-
-
-lock_submissions_while_graded()  # in every process that imports the engine's hooks: they grade with the locks

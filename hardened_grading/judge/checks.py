@@ -1,20 +1,4 @@
-"""The trusted judge: test cells run in the grader's process, not in the student's kernel.
-
-Student code and the checks used to share one kernel, so an answer could rebind ``check_close``,
-patch ``np.allclose`` or ``np.sin``, or install an IPython hook that swallows errors or rewrites
-the next cell. While grading, :class:`hardened_grading.preprocessors.execute.ResilientExecute` therefore runs each
-test cell here instead, in a fresh namespace made of the released notebook's own setup cells
-(``numpy``, ``math`` and the ``check_*`` helpers, all the grader's own objects). Every name the
-test uses that it does not define is looked up in the kernel: a student's function becomes a
-:class:`KernelFunction`, whose calls are carried out in the kernel by :mod:`hardened_grading.judge.agent`;
-any other variable (a multiple-choice answer) is copied over as a value. Expected values and
-comparisons never leave this process, so the only way to pass a test is to return right answers.
-
-A round trip to the kernel costs about a millisecond, and a notebook's tests make some 170 calls.
-So the calls a test cell makes when the answers are right (:func:`predicted_calls`) are asked of
-the kernel in one batch first, and each real call takes its reply from the batch only when it is
-exactly the predicted call; after the first call that differs, every call is asked on its own.
-"""
+"""Partial credit: each check of a test cell routed through the judge and weighed (``# weight N``)."""
 
 import ast
 import dataclasses
@@ -22,14 +6,9 @@ import re
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
-
-
 RECORD = "__hardened_grading_check__"  #: the name a test cell's checks are routed through while it is judged
 
-
-
 _WEIGHT = re.compile(r"#\s*weight\s*[:=]?\s*(\d+(?:\.\d+)?)")
-
 
 
 @dataclasses.dataclass
@@ -54,7 +33,6 @@ class Check:
         return dataclasses.asdict(self)
 
 
-
 def hidden_lines(source):
     """The 1-based line numbers of a cell's hidden tests (between its markers)."""
     hidden, inside = set(), False
@@ -66,7 +44,6 @@ def hidden_lines(source):
         elif inside:
             hidden.add(number)
     return hidden
-
 
 
 class _RouteChecks(ast.NodeTransformer):
@@ -93,7 +70,6 @@ class _RouteChecks(ast.NodeTransformer):
         return ast.copy_location(routed, node)
 
 
-
 def routed_checks(source):
     """``(the cell's statements with each check routed through RECORD, its checks)``."""
     tree = ast.parse(source)
@@ -105,7 +81,6 @@ def routed_checks(source):
         for check in router.checks[first:]:
             check.statement = number
     return body, router.checks
-
 
 
 def score_of(checks, points):

@@ -1,20 +1,4 @@
-"""The trusted judge: test cells run in the grader's process, not in the student's kernel.
-
-Student code and the checks used to share one kernel, so an answer could rebind ``check_close``,
-patch ``np.allclose`` or ``np.sin``, or install an IPython hook that swallows errors or rewrites
-the next cell. While grading, :class:`hardened_grading.preprocessors.execute.ResilientExecute` therefore runs each
-test cell here instead, in a fresh namespace made of the released notebook's own setup cells
-(``numpy``, ``math`` and the ``check_*`` helpers, all the grader's own objects). Every name the
-test uses that it does not define is looked up in the kernel: a student's function becomes a
-:class:`KernelFunction`, whose calls are carried out in the kernel by :mod:`hardened_grading.judge.agent`;
-any other variable (a multiple-choice answer) is copied over as a value. Expected values and
-comparisons never leave this process, so the only way to pass a test is to return right answers.
-
-A round trip to the kernel costs about a millisecond, and a notebook's tests make some 170 calls.
-So the calls a test cell makes when the answers are right (:func:`predicted_calls`) are asked of
-the kernel in one batch first, and each real call takes its reply from the batch only when it is
-exactly the predicted call; after the first call that differs, every call is asked on its own.
-"""
+""":class:`Judge`: one test cell run in the grader's process, in the state the student's code left in the kernel."""
 
 import ast
 import contextlib
@@ -272,7 +256,6 @@ class Judge:
                 check.fail(message)
 
 
-
 def _append(streams, name, text, limit):
     """Add `text` to stream `name` at the end of `streams` (``[[name, text], ...]``), within `limit` characters
     in all; the first text past it says what was dropped."""
@@ -289,9 +272,7 @@ def _append(streams, name, text, limit):
         streams.append([name, text])
 
 
-
 _DROPPED = " (c.ResilientExecute.max_output_kb)]\n"
-
 
 
 class _StreamTo(io.TextIOBase):
@@ -307,7 +288,6 @@ class _StreamTo(io.TextIOBase):
     def write(self, text):
         _append(self._judge.streams, self.name, str(text), self._judge.max_output)
         return len(text)
-
 
 
 @contextlib.contextmanager
@@ -329,22 +309,18 @@ def _working_folder(notebook_folder, folder):
         os.chdir(previous)
 
 
-
 def _random_fingerprint():
     """What identifies the state of numpy's global random generator and Python's ``random``, cheaply."""
     name, keys, position, has_gauss, cached = numpy.random.get_state()
     return hash((keys.tobytes(), position, has_gauss, cached, random.getstate()))
 
 
-
 PRINT_OPTION_TYPES = {"precision": int, "threshold": int, "edgeitems": int, "linewidth": int, "suppress": bool,
                       "nanstr": str, "infstr": str, "sign": str, "floatmode": str, "legacy": (bool, str, int)}
 
 
-
 def _shown(caught):
     return "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line or "") for w in caught)
-
 
 
 def _student_exception(name, reply):
@@ -363,7 +339,6 @@ def _student_exception(name, reply):
     return error
 
 
-
 def _mirror_mutation(before, after):
     """Copy a change the student's function made to an argument array back onto ours."""
     if not isinstance(before, numpy.ndarray) or after is None:
@@ -372,7 +347,6 @@ def _mirror_mutation(before, after):
     if isinstance(changed, numpy.ndarray) and changed.shape == before.shape and before.flags.writeable:
         if not numpy.array_equal(changed, before, equal_nan=before.dtype.kind in "fc"):
             before[...] = changed
-
 
 
 def _error_output(error, label):

@@ -1,19 +1,9 @@
-"""The trusted judge: test cells run in the grader's process, not in the student's kernel.
+"""The namespace a test cell runs in, and the calls it will make.
 
-Student code and the checks used to share one kernel, so an answer could rebind ``check_close``,
-patch ``np.allclose`` or ``np.sin``, or install an IPython hook that swallows errors or rewrites
-the next cell. While grading, :class:`hardened_grading.preprocessors.execute.ResilientExecute` therefore runs each
-test cell here instead, in a fresh namespace made of the released notebook's own setup cells
-(``numpy``, ``math`` and the ``check_*`` helpers, all the grader's own objects). Every name the
-test uses that it does not define is looked up in the kernel: a student's function becomes a
-:class:`KernelFunction`, whose calls are carried out in the kernel by :mod:`hardened_grading.judge.agent`;
-any other variable (a multiple-choice answer) is copied over as a value. Expected values and
-comparisons never leave this process, so the only way to pass a test is to return right answers.
-
-A round trip to the kernel costs about a millisecond, and a notebook's tests make some 170 calls.
-So the calls a test cell makes when the answers are right (:func:`predicted_calls`) are asked of
-the kernel in one batch first, and each real call takes its reply from the batch only when it is
-exactly the predicted call; after the first call that differs, every call is asked on its own.
+A fresh namespace made of the released notebook's own set-up cells (the grader's own objects); every name a test
+uses that it does not define is looked up in the kernel: a student's function becomes a :class:`KernelFunction`,
+whose calls the kernel's agent carries out. The calls a test cell makes when the answers are right
+(:func:`predicted_calls`) are asked of the kernel in one batch first.
 """
 
 import ast
@@ -36,11 +26,8 @@ from . import agent, magics
 
 AGENT_SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
 
-
-
 # Warnings the kernel reports are raised again here as these classes; any other name is a UserWarning.
 WARNING_TYPES = {c.__name__: c for c in vars(builtins).values() if isinstance(c, type) and issubclass(c, Warning)}
-
 
 
 class Abort(BaseException):
@@ -54,10 +41,8 @@ class Abort(BaseException):
         self.ename, self.message = ename, message
 
 
-
 class StudentError(Exception):
     """The student's function raised an exception other than ValueError or NotImplementedError."""
-
 
 
 class ReplyTooLarge(StudentError):
@@ -66,13 +51,11 @@ class ReplyTooLarge(StudentError):
     student_type = "ReplyTooLarge"
 
 
-
 def _agent_code(call):
     return ("__hardened_grading_agent__ = {'__name__': 'hardened_grading_agent'}\n"
             f"exec({AGENT_SOURCE!r}, __hardened_grading_agent__)\n"
             f"__hardened_grading_agent__{call}\n"
             "del __hardened_grading_agent__\n")
-
 
 
 def kernel_code(request, served=False):
@@ -83,9 +66,7 @@ def kernel_code(request, served=False):
     return _agent_code(f"['main']({json.dumps(request)!r}, globals())")
 
 
-
 SERVE_CODE = _agent_code("['serve'](globals())")  # opens the comm target agent.TARGET
-
 
 
 def setup_namespace(notebook):
@@ -114,7 +95,6 @@ def setup_namespace(notebook):
     return namespace
 
 
-
 @dataclasses.dataclass
 class Fallback:
     """A cell with a magic the judge cannot carry out in the grader (:mod:`hardened_grading.judge.magics`), and the
@@ -135,7 +115,6 @@ class Fallback:
         return f"{cell} {what}: {below} in the kernel, as do the set-up cells from it on"
 
 
-
 def magic_fallbacks(notebook):
     """The :class:`Fallback` of each cell of `notebook` with a magic the judge cannot carry out: the first such
     set-up cell (the namespace is made by the set-up cells above it; the test cells below it run in the kernel),
@@ -154,15 +133,12 @@ def magic_fallbacks(notebook):
     return found
 
 
-
 def setup_problem(error):
     """One line that says why the trusted set-up could not be made."""
     return str(error) if isinstance(error, SetupError) else f"{type(error).__name__}: {error}"
 
 
-
 PRINT_OPTIONS = "__hardened_grading_print_options__"
-
 
 
 def answer_functions(notebook):
@@ -176,7 +152,6 @@ def answer_functions(notebook):
                 continue
             names |= {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     return frozenset(names)
-
 
 
 def free_names(source, namespace):
@@ -197,7 +172,6 @@ def free_names(source, namespace):
     return sorted(loaded - stored - set(namespace) - set(dir(builtins)))
 
 
-
 class KernelFunction:
     """A student's function: calling it calls it in the grading kernel."""
 
@@ -212,16 +186,13 @@ class KernelFunction:
         return f"<function {self.__name__} (the submission's, run in the grading kernel)>"
 
 
-
 class _PassesAFunction(BaseException):  # no ``except Exception`` in a test may go on past it
     pass
-
 
 
 def cell_label(name):
     """The file name a test cell's code runs under, so its lines show in tracebacks."""
     return f"<test cell {name}>"
-
 
 
 def _call_key(request):
@@ -231,14 +202,12 @@ def _call_key(request):
                        request.get("filters")])
 
 
-
 def _call_request(name, args, kwargs, encode, base_filters=()):
     """The request for a call of the answer function `name`, made under the current numpy error state and with
     the warning filters the test added to `base_filters` (:func:`test_filters`)."""
     return {"op": "call", "name": name, "args": [encode(a) for a in args],
             "kwargs": [[k, encode(v)] for k, v in kwargs.items()], "errstate": numpy.geterr(),
             "filters": test_filters(base_filters)}
-
 
 
 def test_filters(base):
@@ -254,12 +223,10 @@ def test_filters(base):
             if agent.warning_category(category.__name__) is category]
 
 
-
 def _raise_again(reported):
     """Raise here the warnings a call raised in the kernel, so the test's filters apply to them."""
     for category, message in reported[:20]:
         warnings.warn(str(message), WARNING_TYPES.get(category, UserWarning), stacklevel=4)
-
 
 
 def reference_namespace(source_notebook, setup):
@@ -270,7 +237,6 @@ def reference_namespace(source_notebook, setup):
             if is_answer_cell(cell):
                 exec(compile(magics.translate(cell.source).code, "<reference answer>", "exec"), namespace)
     return namespace
-
 
 
 def predicted_calls(source, reference, functions):
@@ -305,7 +271,6 @@ def predicted_calls(source, reference, functions):
     return calls
 
 
-
 def in_folder(folder, function, *args):
     """``function(*args)`` with `folder` as the working folder (the process's, so the grader must not use
     relative paths meanwhile: it waits for the test cell), the previous one restored after; as it is without
@@ -320,7 +285,6 @@ def in_folder(folder, function, *args):
         os.chdir(previous)
 
 
-
 @functools.lru_cache(maxsize=8)
 def _setup_of(path, mtime_ns):
     """The setup namespace and answer function names of the notebook at `path`, read once. Its set-up cells run
@@ -329,11 +293,9 @@ def _setup_of(path, mtime_ns):
     return in_folder(Path(path).parent, setup_namespace, notebook), answer_functions(notebook)
 
 
-
 @functools.lru_cache(maxsize=8)
 def _fallbacks_of(path, mtime_ns):
     return magic_fallbacks(nbformat.read(path, as_version=4))
-
 
 
 def trusted_fallbacks(release, source):
@@ -343,13 +305,11 @@ def trusted_fallbacks(release, source):
     return _fallbacks_of(str(path), Path(path).stat().st_mtime_ns)
 
 
-
 def judged_source(source):
     """A test cell's `source` as the judge runs it (:func:`hardened_grading.judge.magics.translate`), or None when it
     has a magic the judge cannot carry out: then the cell runs in the kernel."""
     translation = magics.translate(source)
     return None if translation.unsupported else translation.code
-
 
 
 @functools.lru_cache(maxsize=8)
@@ -358,11 +318,9 @@ def _reference_of(trusted, source):
     return reference_namespace(nbformat.read(source[0], as_version=4), _setup_of(*trusted)[0])
 
 
-
 @functools.lru_cache(maxsize=1024)
 def _predicted(trusted, source, test_source):
     return tuple(predicted_calls(test_source, _reference_of(trusted, source), _setup_of(*trusted)[1]))
-
 
 
 def trusted_setup(release, source, predict=True):

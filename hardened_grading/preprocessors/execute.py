@@ -1,27 +1,10 @@
-"""Hardened autograding for any nbgrader course, plugged into nbgrader through its configuration hooks.
+"""``ResilientExecute``: nbgrader's ``Execute`` in the sandboxed kernel, with the trusted judge.
 
-``nbgrader_config.py`` installs these pieces; ``nbgrader autograde ASSIGNMENT`` stays the command.
-
-- :class:`TolerantNotebookExporter` (``Autograde.exporter_class``): a submission that cannot be
-  read (corrupt, truncated, empty, not JSON) is graded as the blank release with a first cell
-  that says why, so it is recorded with 0 points and the rest of the class is graded.
-- :func:`adopt_renamed_notebook` (``Autograde.pre_convert_hook``): a student who submitted the
-  assignment's one notebook under another name (``exercises (1).ipynb``) has it graded under the
-  released name; the file they sent is left as it is.
-- :class:`hardened_grading.preprocessors.restore.RestoreReleaseCells` (first of ``Autograde.sanitize_preprocessors``):
-  the graded notebook is the student's own, run once from top to bottom as stock nbgrader runs it,
-  with the release's locked cells restored; deleted, edited, reordered or duplicated test cells and
-  changed cell metadata therefore cannot change what is run.
-- :class:`ResilientExecute` (in place of ``Execute`` in ``Autograde.autograde_preprocessors``):
-  runs the student's cells in the kernel ``hardened-grading`` (:mod:`hardened_grading.sandbox`,
-  sandboxed and memory-limited) and the test cells in this process, out of the student code's
-  reach (:mod:`hardened_grading.judge`). A cell that kills the kernel or exhausts its memory limit
-  costs only the tests that need it.
-- :func:`mark_graded` (``Autograde.post_convert_hook``) and :func:`remove_unfinished` (which
-  ``nbgrader_config.py`` calls when ``nbgrader autograde`` starts): a folder that a run left half-graded is
-  graded again by the next run, and a folder that a live run is grading is never touched, whatever the
-  assignment. Importing this module has nbgrader's Autograde hold each submission's lock while it grades it
-  (:func:`lock_submissions_while_graded`, :mod:`hardened_grading.locks`).
+In place of ``Execute`` in ``Autograde.autograde_preprocessors``, it runs the student's cells in the kernel
+``hardened-grading`` (:mod:`hardened_grading.sandbox`, sandboxed and memory-limited) and the test cells in this
+process, out of the student code's reach (:mod:`hardened_grading.judge`). A cell that kills the kernel or
+exhausts its memory limit costs only the tests that need it. Without a sandbox it refuses to grade, unless told
+otherwise (:func:`refuse_without_sandbox`).
 """
 
 import dataclasses
@@ -63,7 +46,6 @@ from .restore import course_notebook
 #: The grader's own limits on what a kernel sends it and leaves in its folder, each a ``ResilientExecute`` traitlet
 #: (the kernel's own limits are :class:`hardened_grading.sandbox.limits.Limits`); the site's table of limits lists both.
 GRADER_LIMITS = ("max_output_kb", "max_comm_kb", "max_reply_kb", "submission_seconds", "max_files", "max_folder_mb")
-
 
 
 class ResilientExecute(Execute):
@@ -640,7 +622,6 @@ class ResilientExecute(Execute):
         await self.async_start_new_kernel_client()
 
 
-
 def _cut_short(content, kind, limit=2000):
     """An error or a result, from its message's `content`, in a few KiB: its name, its message and the end of its
     traceback; or its text."""
@@ -656,11 +637,9 @@ def _cut_short(content, kind, limit=2000):
                                   execution_count=count if isinstance(count, int) else None)
 
 
-
 #: Messages the grader's side of each kernel channel holds before the kernel's side must wait (zmq's
 #: ``RCVHWM``): with ``ResilientExecute.message_bytes``, what bounds the grader's memory per submission.
 QUEUED_MESSAGES = 8
-
 
 
 def capped_client(base, message_bytes, queued=QUEUED_MESSAGES):

@@ -1,20 +1,4 @@
-"""Feedback a student learns from: a summary at the top, and no hidden test shown.
-
-``nbgrader generate_feedback`` runs :class:`FeedbackSummary` after nbgrader's ``GetGrades``
-(``GenerateFeedback.preprocessors`` in ``nbgrader_config.py``), and renders the course's template
-``hardened_grading/templates/summary_first``, which puts the summary first.
-
-- :func:`summary` is one row per exercise with its points and, for each exercise that lost points,
-  the failing checks with their messages (the function, the input, what was expected, what came back).
-  ``posenc-check`` prints the same summary.
-- Unless ``FeedbackSummary.show_hidden_tests`` is set, each test cell shows its visible part and, in
-  place of its hidden tests, a line such as ``# hidden tests: 7 checks, 5 passed`` followed by the
-  messages of the failed ones; tracebacks that would quote the tests are cut to their last line.
-- ``FeedbackSummary.hidden_messages`` says how much of a failed hidden check's message a student reads
-  (:func:`check_message`, which ``posenc-check`` uses too): before the due date, what was tried and that
-  it was wrong; after it, the full message, which still never holds a concept question's answer (the
-  ``check_answer`` helper of ``authoring/check_helpers.py`` never shows it).
-"""
+"""``FeedbackSummary``: the feedback's summary, and the hidden tests hidden, before the due date or always."""
 
 import datetime
 
@@ -28,7 +12,6 @@ from ..summary import HIDDEN_MESSAGES, hide_hidden_tests, part_by_pattern, summa
 def utc_now():
     """Now, as nbgrader's gradebook keeps times: UTC, without a time zone."""
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-
 
 
 def due_date(resources):
@@ -50,7 +33,6 @@ def due_date(resources):
                 return None
 
 
-
 def full_messages(setting, due, now=None):
     """Whether a failed hidden check's full message may be shown: `setting` is a value of
     FeedbackSummary.hidden_messages; with "auto", once the due date `due` (naive UTC) has passed; never
@@ -62,13 +44,11 @@ def full_messages(setting, due, now=None):
     return due is not None and (now or utc_now()) >= due
 
 
-
 def points_by_hand(notebook):
     """The points of the notebook's cells that are graded by hand: graded answers (an nbgrader solution that is also
     a grade cell) and tasks."""
     return sum(float(nbgrader_meta(cell).get("points", 0)) for cell in notebook.cells
                if nbgrader_meta(cell).get("task") or (nbgrader_meta(cell).get("grade") and nbgrader_meta(cell).get("solution")))
-
 
 
 class FeedbackSummary(Preprocessor):

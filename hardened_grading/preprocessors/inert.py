@@ -161,7 +161,6 @@ XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 ACTIVE_SVG = frozenset({"script", "foreignObject", "iframe", "object", "embed", "animate", "set", "animateMotion",
                         "animateTransform", "handler", "listener", "discard"})
 
-
 URL_REFERENCE = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)", re.I)
 
 

@@ -1,30 +1,4 @@
-"""The grading kernel: an ordinary IPython kernel in a sandbox that sees and keeps only what it needs.
-
-``nbgrader_config.py`` runs student code in the kernel ``hardened-grading``, whose command is this
-module (:class:`GradingKernelSpecManager`). Started by the grader
-(:class:`hardened_grading.preprocessors.execute.ResilientExecute`), it
-
-- starts the kernel in a fresh bubblewrap sandbox (``bwrap``, Linux only), built from an allow-list:
-
-  - no network at all (its own network namespace); the grader reaches the kernel over the ``ipc``
-    transport, Unix sockets in a private folder made for this one kernel and bound into the sandbox;
-  - read-only: the system's programs and libraries (``/usr`` and its links), the few files of
-    ``/etc`` the dynamic linker needs, the Python environment and this package;
-  - writable: the student's own folder (``autograded/STUDENT/ASSIGNMENT``) and a private ``/tmp``,
-    a size-capped tmpfs that vanishes with the kernel;
-  - nothing else: not the grader's home, not the course's private parts, not other students;
-  - its own PID namespace: whatever the submission starts dies with its kernel;
-  - no capabilities, a new session, a clean environment (of the grader's variables, only the harmless ones that
-    ``ResilientExecute.inherited_environment`` names: :func:`sandbox_environment`);
-
-- applies :class:`Limits`: processes and threads, CPU time per cell, file size, the private ``/tmp``,
-  memory, and numpy's BLAS threads (output is capped on the grader's side);
-- then starts ipykernel as usual.
-
-The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE`` (one of
-:data:`SANDBOX_MODES`; without it, ``require``: a kernel that cannot be sandboxed does not start,
-and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
-"""
+"""The bubblewrap command that starts a kernel in a fresh sandbox: its binds, its environment, and entering it."""
 
 import fnmatch
 import importlib.util
@@ -43,19 +17,14 @@ from .parent import watch_grader
 #: Read-only system paths: programs and libraries (bound, or re-made as the links they are on a merged /usr).
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
-
-
 #: The only files of /etc the sandbox sees: what the dynamic linker, the time zone and fonts need. Its
 #: /etc/passwd and /etc/group are made up (:func:`_account_files`): one user, with /tmp as its home.
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/fonts")
-
-
 
 #: Imported by the kernel: where they live is bound read-only when it is outside the environment.
 #: The engine's own folder (``hardened_grading/``), bound read-only: the kernel's start-up inside runs it.
 ENGINE_FOLDER = Path(__file__).resolve().parents[1]
 KERNEL_PACKAGES = ("ipykernel", "IPython", "numpy", "zmq", "traitlets", "jupyter_client", "tornado")
-
 
 
 def connection_folder(connection_file):
@@ -84,10 +53,8 @@ def connection_folder(connection_file):
     return folder
 
 
-
 def _inside(path, folder):
     return path == folder or folder in path.parents
-
 
 
 def _read_only_environment(root):
@@ -106,7 +73,6 @@ def _read_only_environment(root):
     return sorted(paths)
 
 
-
 def read_only_problem(path, root):
     """None if `path` may be bound read-only into the sandbox of a kernel of the course at `root`; else why not."""
     path = Path(path)
@@ -122,7 +88,6 @@ def read_only_problem(path, root):
         return (f"{path} is inside the course folder {root}: put what the notebooks read beside them (nbgrader "
                 "copies it into each student's folder), or outside the course")
     return None
-
 
 
 def sandbox_command(cwd, folder, limits, read_only=(), seen_as=None):
@@ -172,7 +137,6 @@ def sandbox_command(cwd, folder, limits, read_only=(), seen_as=None):
     return args + ["--remount-ro", "/dev"]  # /dev/shm would be writable, and not size-capped
 
 
-
 #: The grader's environment variables that reach the sandboxed kernel by default
 #: (``ResilientExecute.inherited_environment``): those stock nbgrader's kernel would inherit that change how the
 #: notebook's own code behaves, the same way for every student, and reveal nothing. Bytecode (no ``__pycache__``
@@ -181,8 +145,6 @@ def sandbox_command(cwd, folder, limits, read_only=(), seen_as=None):
 #: backend (a grader's ``TkAgg`` would make ``import matplotlib.pyplot`` fail there).
 INHERITED_ENVIRONMENT = ("PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONWARNINGS", "PYTHONUTF8",
                          "PYTHONIOENCODING", "LANG", "LANGUAGE", "LC_*", "TZ")
-
-
 
 #: Variables no pattern lets through: those the sandbox sets itself (:func:`sandbox_environment`; ``LANG`` is only
 #: its default) and those that would change what the kernel runs or where it writes (a file run at start, a
@@ -193,11 +155,9 @@ NEVER_INHERITED = ("PATH", "HOME", "TMPDIR", "IPYTHONDIR", "MPLCONFIGDIR", "HARD
                    "LD_*", "*_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "JUPYTER_*", "JPY_*")
 
 
-
 def never_inherited(name):
     """Whether the variable `name` is one no pattern of ``inherited_environment`` lets through (:data:`NEVER_INHERITED`)."""
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in NEVER_INHERITED)
-
 
 
 def inherited(patterns, environ=None):
@@ -206,7 +166,6 @@ def inherited(patterns, environ=None):
     environ = os.environ if environ is None else environ
     return {name: value for name, value in environ.items()
             if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns) and not never_inherited(name)}
-
 
 
 def sandbox_environment(limits, inherit=()):
@@ -225,7 +184,6 @@ def sandbox_environment(limits, inherit=()):
     return env
 
 
-
 def _account_files():
     """bwrap arguments for an /etc/passwd and /etc/group that name only the sandbox's one user, read
     from pipes (so that ``getpass.getuser()`` and ``~`` work, and no account of the machine shows)."""
@@ -239,7 +197,6 @@ def _account_files():
         os.set_inheritable(read_end, True)
         args += ["--file", str(read_end), path]
     return args
-
 
 
 def enter_sandbox(options, cwd):

@@ -1,30 +1,4 @@
-"""The grading kernel: an ordinary IPython kernel in a sandbox that sees and keeps only what it needs.
-
-``nbgrader_config.py`` runs student code in the kernel ``hardened-grading``, whose command is this
-module (:class:`GradingKernelSpecManager`). Started by the grader
-(:class:`hardened_grading.preprocessors.execute.ResilientExecute`), it
-
-- starts the kernel in a fresh bubblewrap sandbox (``bwrap``, Linux only), built from an allow-list:
-
-  - no network at all (its own network namespace); the grader reaches the kernel over the ``ipc``
-    transport, Unix sockets in a private folder made for this one kernel and bound into the sandbox;
-  - read-only: the system's programs and libraries (``/usr`` and its links), the few files of
-    ``/etc`` the dynamic linker needs, the Python environment and this package;
-  - writable: the student's own folder (``autograded/STUDENT/ASSIGNMENT``) and a private ``/tmp``,
-    a size-capped tmpfs that vanishes with the kernel;
-  - nothing else: not the grader's home, not the course's private parts, not other students;
-  - its own PID namespace: whatever the submission starts dies with its kernel;
-  - no capabilities, a new session, a clean environment (of the grader's variables, only the harmless ones that
-    ``ResilientExecute.inherited_environment`` names: :func:`sandbox_environment`);
-
-- applies :class:`Limits`: processes and threads, CPU time per cell, file size, the private ``/tmp``,
-  memory, and numpy's BLAS threads (output is capped on the grader's side);
-- then starts ipykernel as usual.
-
-The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE`` (one of
-:data:`SANDBOX_MODES`; without it, ``require``: a kernel that cannot be sandboxed does not start,
-and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
-"""
+"""The cap on a kernel's processes, through a cgroup of its own (pids controller), and the clean-up of empty ones."""
 
 import os
 import resource
@@ -51,7 +25,6 @@ def cap_processes(limit):
     return f"RLIMIT_NPROC ({now} tasks of this user + {limit})"
 
 
-
 def process_cap_problem():
     """None when :func:`cap_processes` can cap a sandbox's processes here; otherwise why not."""
     if os.geteuid() != 0:
@@ -68,7 +41,6 @@ def process_cap_problem():
             "and the end of its cell. Grade as an ordinary user, or give the container its own cgroup")
 
 
-
 def _tasks_of_user(uid):
     count = 0
     for entry in os.scandir("/proc"):
@@ -81,7 +53,6 @@ def _tasks_of_user(uid):
     return count
 
 
-
 def _pids_parents():
     """The cgroups this process is in that have the pids controller (cgroup v1's pids hierarchy, or v2)."""
     for line in _read("/proc/self/cgroup").splitlines():
@@ -92,7 +63,6 @@ def _pids_parents():
             folder = Path("/sys/fs/cgroup") / path.lstrip("/")
             if "pids" in _read(folder / "cgroup.controllers").split():
                 yield folder
-
 
 
 def _pids_cgroup(limit):
@@ -113,13 +83,11 @@ def _pids_cgroup(limit):
     return None
 
 
-
 def _read(path):
     try:
         return Path(path).read_text()
     except OSError:
         return ""
-
 
 
 def remove_stale_cgroups():

@@ -15,7 +15,6 @@ LAUNCH = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]
           "runpy.run_module('hardened_grading.sandbox.launcher', run_name='__main__', alter_sys=True)")
 
 
-
 def launcher_command():
     """The command that starts the grading kernel's launcher (:data:`LAUNCH`), before its arguments."""
     return [sys.executable, "-c", LAUNCH]

@@ -1,29 +1,6 @@
-"""The grading kernel: an ordinary IPython kernel in a sandbox that sees and keeps only what it needs.
+"""The grading kernel's launcher: outside the sandbox it enters it (bwrap); inside, it sets the limits and starts ipykernel.
 
-``nbgrader_config.py`` runs student code in the kernel ``hardened-grading``, whose command is this
-module (:class:`GradingKernelSpecManager`). Started by the grader
-(:class:`hardened_grading.preprocessors.execute.ResilientExecute`), it
-
-- starts the kernel in a fresh bubblewrap sandbox (``bwrap``, Linux only), built from an allow-list:
-
-  - no network at all (its own network namespace); the grader reaches the kernel over the ``ipc``
-    transport, Unix sockets in a private folder made for this one kernel and bound into the sandbox;
-  - read-only: the system's programs and libraries (``/usr`` and its links), the few files of
-    ``/etc`` the dynamic linker needs, the Python environment and this package;
-  - writable: the student's own folder (``autograded/STUDENT/ASSIGNMENT``) and a private ``/tmp``,
-    a size-capped tmpfs that vanishes with the kernel;
-  - nothing else: not the grader's home, not the course's private parts, not other students;
-  - its own PID namespace: whatever the submission starts dies with its kernel;
-  - no capabilities, a new session, a clean environment (of the grader's variables, only the harmless ones that
-    ``ResilientExecute.inherited_environment`` names: :func:`sandbox_environment`);
-
-- applies :class:`Limits`: processes and threads, CPU time per cell, file size, the private ``/tmp``,
-  memory, and numpy's BLAS threads (output is capped on the grader's side);
-- then starts ipykernel as usual.
-
-The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE`` (one of
-:data:`SANDBOX_MODES`; without it, ``require``: a kernel that cannot be sandboxed does not start,
-and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
+Started by :data:`hardened_grading.sandbox.command.LAUNCH`, never with ``python -m`` (see there why).
 """
 
 import logging
@@ -57,7 +34,6 @@ class Options:
     rest: list = field(default_factory=list)  #: ipykernel's arguments
 
 
-
 def parse_options(argv):
     """The :class:`Options` of the kernel's command line; exit with a message on a bad one."""
     options = Options()
@@ -87,10 +63,8 @@ def parse_options(argv):
     return options
 
 
-
 #: What ipykernel logs as an ERROR when an interrupt reaches it between cells (kernelbase.dispatch_shell).
 INTERRUPT_CAUGHT = "KeyboardInterrupt caught in kernel"
-
 
 
 class _GraderInterruptFilter(logging.Filter):
@@ -107,13 +81,11 @@ class _GraderInterruptFilter(logging.Filter):
         return not (record.levelno == logging.ERROR and str(record.msg).startswith(INTERRUPT_CAUGHT))
 
 
-
 def without_debugger():
     """Start ipykernel without its debugger: nobody debugs a grading kernel, and importing debugpy (pydevd) is
     about a fifth of the CPU time of a kernel's start. ipykernel runs without it when ``debugpy`` cannot be
     imported (``ipykernel.debugger._is_debugpy_available``); a student's ``import debugpy`` fails too."""
     sys.modules["debugpy"] = None
-
 
 
 def main():
@@ -152,7 +124,6 @@ def main():
     without_debugger()
     sys.argv = ["ipykernel_launcher", *kernel_args]
     runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
-
 
 
 if __name__ == "__main__":

@@ -1,30 +1,4 @@
-"""The grading kernel: an ordinary IPython kernel in a sandbox that sees and keeps only what it needs.
-
-``nbgrader_config.py`` runs student code in the kernel ``hardened-grading``, whose command is this
-module (:class:`GradingKernelSpecManager`). Started by the grader
-(:class:`hardened_grading.preprocessors.execute.ResilientExecute`), it
-
-- starts the kernel in a fresh bubblewrap sandbox (``bwrap``, Linux only), built from an allow-list:
-
-  - no network at all (its own network namespace); the grader reaches the kernel over the ``ipc``
-    transport, Unix sockets in a private folder made for this one kernel and bound into the sandbox;
-  - read-only: the system's programs and libraries (``/usr`` and its links), the few files of
-    ``/etc`` the dynamic linker needs, the Python environment and this package;
-  - writable: the student's own folder (``autograded/STUDENT/ASSIGNMENT``) and a private ``/tmp``,
-    a size-capped tmpfs that vanishes with the kernel;
-  - nothing else: not the grader's home, not the course's private parts, not other students;
-  - its own PID namespace: whatever the submission starts dies with its kernel;
-  - no capabilities, a new session, a clean environment (of the grader's variables, only the harmless ones that
-    ``ResilientExecute.inherited_environment`` names: :func:`sandbox_environment`);
-
-- applies :class:`Limits`: processes and threads, CPU time per cell, file size, the private ``/tmp``,
-  memory, and numpy's BLAS threads (output is capped on the grader's side);
-- then starts ipykernel as usual.
-
-The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE`` (one of
-:data:`SANDBOX_MODES`; without it, ``require``: a kernel that cannot be sandboxed does not start,
-and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
-"""
+"""A kernel never outlives its grader: it dies with its parent, and watches the grader's pid."""
 
 import os
 import signal
@@ -45,7 +19,6 @@ def die_with_parent(signum=signal.SIGKILL):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
     except (OSError, AttributeError):
         pass
-
 
 
 def watch_grader(grader):
@@ -87,7 +60,6 @@ def watch_grader(grader):
             os.kill(launcher, signal.SIGKILL)  # bwrap, by now: the sandbox ends with it
     finally:
         os._exit(0)
-
 
 
 def bind_to_grader(grader):

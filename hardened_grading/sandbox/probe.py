@@ -1,30 +1,4 @@
-"""The grading kernel: an ordinary IPython kernel in a sandbox that sees and keeps only what it needs.
-
-``nbgrader_config.py`` runs student code in the kernel ``hardened-grading``, whose command is this
-module (:class:`GradingKernelSpecManager`). Started by the grader
-(:class:`hardened_grading.preprocessors.execute.ResilientExecute`), it
-
-- starts the kernel in a fresh bubblewrap sandbox (``bwrap``, Linux only), built from an allow-list:
-
-  - no network at all (its own network namespace); the grader reaches the kernel over the ``ipc``
-    transport, Unix sockets in a private folder made for this one kernel and bound into the sandbox;
-  - read-only: the system's programs and libraries (``/usr`` and its links), the few files of
-    ``/etc`` the dynamic linker needs, the Python environment and this package;
-  - writable: the student's own folder (``autograded/STUDENT/ASSIGNMENT``) and a private ``/tmp``,
-    a size-capped tmpfs that vanishes with the kernel;
-  - nothing else: not the grader's home, not the course's private parts, not other students;
-  - its own PID namespace: whatever the submission starts dies with its kernel;
-  - no capabilities, a new session, a clean environment (of the grader's variables, only the harmless ones that
-    ``ResilientExecute.inherited_environment`` names: :func:`sandbox_environment`);
-
-- applies :class:`Limits`: processes and threads, CPU time per cell, file size, the private ``/tmp``,
-  memory, and numpy's BLAS threads (output is capped on the grader's side);
-- then starts ipykernel as usual.
-
-The grader passes its settings as the kernel's extra arguments: ``--sandbox=MODE`` (one of
-:data:`SANDBOX_MODES`; without it, ``require``: a kernel that cannot be sandboxed does not start,
-and says what to do) and ``--limits=NAME=VALUE,...`` (:meth:`Limits.argument`).
-"""
+"""Whether a sandbox can be made on this machine: probed once per grading run, and said once."""
 
 import atexit
 import functools
@@ -40,23 +14,16 @@ SANDBOX_ADVICE = ("To grade, use Linux with bubblewrap (sudo apt-get install bub
                   "only for submissions you trust, set c.ResilientExecute.sandbox = 'off' in nbgrader_config.py "
                   "(docs/install.md: Platforms).")
 
-
-
 #: What grading without the sandbox means, said once per run where it happens.
 UNSANDBOXED_MEANS = ("student code runs with your own permissions: it can read your files (your home folder, "
                      "the course's hidden tests and gradebook), use the network, and leave processes running")
-
-
 
 # Every feature the sandbox uses, tried once: an old bubblewrap, or a machine without user namespaces, fails here.
 _TRIAL = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL",
           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", str(2**20), "--tmpfs", "/tmp", "true"]
 
-
-
 #: Seconds the sandbox probe may take before it is taken as slow (a busy machine), not as failed.
 PROBE_SECONDS = 30
-
 
 
 def sandbox_problem(seconds=PROBE_SECONDS):
@@ -92,15 +59,12 @@ def sandbox_problem(seconds=PROBE_SECONDS):
     return None
 
 
-
-
 @functools.lru_cache(maxsize=1)
 def _process_cap_problem():
     """:func:`hardened_grading.sandbox.cgroup.process_cap_problem`, found once per grading run; the kernels' empty
     cgroups are removed after each kernel and when the run ends."""
     atexit.register(remove_stale_cgroups)
     return process_cap_problem()
-
 
 
 @functools.lru_cache(maxsize=1)

@@ -44,30 +44,19 @@ from .terminal import escape as shown
 
 log = logging.getLogger("hardened_grading")
 
-
-
 #: The defaults of ``ResilientExecute.max_files`` and ``ResilientExecute.max_folder_mb``: what one graded
 #: folder may hold (files and folders; bytes), its notebook and the course's files included. A course's own
 #: files count too: raise them for a course whose assignments ship many or large files.
 MAX_FILES = 1000
 
-
-
 MAX_FOLDER_MB = 256
-
-
 
 #: Folders deeper than this in a graded folder are left out (each level holds a file descriptor while it is moved).
 MAX_DEPTH = 32
 
-
-
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-
-
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-
 
 
 def why_unsafe(status):
@@ -85,13 +74,11 @@ def why_unsafe(status):
     return "not a regular file or folder"
 
 
-
 def _link_target(path):
     try:
         return f" to {shown(os.readlink(path))}"
     except OSError:
         return ""
-
 
 
 @dataclass
@@ -101,7 +88,6 @@ class Scan:
     folders: list = field(default_factory=list)  #: plain folders, parents before children
     files: list = field(default_factory=list)  #: (relative path, size) of plain files
     unsafe: list = field(default_factory=list)  #: (relative path, why) of everything else
-
 
 
 def scan(folder):
@@ -140,7 +126,6 @@ def scan(folder):
     return found
 
 
-
 def not_a_folder(path):
     """Why `path` is not a real folder (a link to one, say), in a few words; None for a real folder, or for
     nothing at all."""
@@ -153,7 +138,6 @@ def not_a_folder(path):
     return (why_unsafe(status) or "a file") + (_link_target(path) if stat.S_ISLNK(status.st_mode) else "")
 
 
-
 def remove_entry(path):
     """Remove the entry at `path` without following it (a folder with its contents)."""
     try:
@@ -163,7 +147,6 @@ def remove_entry(path):
             os.unlink(path)
     except FileNotFoundError:
         pass
-
 
 
 def remove_unsafe(folder, who="", where=""):
@@ -189,7 +172,6 @@ def remove_unsafe(folder, who="", where=""):
     return found.unsafe
 
 
-
 def open_regular(path):
     """Open `path` to read bytes, only if it is a regular file with one link; never follow a link, never
     wait on a FIFO. Raise :class:`UnsafeEntry` (an OSError) otherwise, saying what it is."""
@@ -210,7 +192,6 @@ def open_regular(path):
         raise
 
 
-
 def write_new(path, data):
     """Write `data` (bytes or str) to `path` as a new regular file of its own: whatever was at `path` (a
     link, say) is replaced, never written through."""
@@ -228,10 +209,8 @@ def write_new(path, data):
         raise
 
 
-
 #: Entries left out of a graded folder that the log names one by one; the others are counted.
 _NAMED = 20
-
 
 
 class _LeftOut(list):
@@ -256,7 +235,6 @@ class _LeftOut(list):
         return [*self, *((f"{n} more entries", why) for why, n in sorted(self.counted.items()))]
 
 
-
 def _first_by_name(entries, count):
     """The first `count` of the iterator `entries` by name (in memory for those only), and how many it held."""
     held = [0]
@@ -267,7 +245,6 @@ def _first_by_name(entries, count):
             yield entry
     first = heapq.nsmallest(count, counting(), key=lambda entry: entry.name)
     return first, held[0]
-
 
 
 def shadowed_module(name, folder, is_folder=False):
@@ -294,7 +271,6 @@ def shadowed_module(name, folder, is_folder=False):
     return module if importlib.machinery.PathFinder.find_spec(module, elsewhere) is not None else None
 
 
-
 def _module_name(filename):
     """The module a file of this name is, imported from its folder (``numpy.py``, ``numpy.cpython-311-....so``), or
     None."""
@@ -302,7 +278,6 @@ def _module_name(filename):
         if filename.endswith(suffix) and len(filename) > len(suffix):
             return filename[:-len(suffix)]
     return None
-
 
 
 def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
@@ -421,7 +396,6 @@ def rebuild(folder, max_files=MAX_FILES, max_mb=MAX_FOLDER_MB, who=""):
     return left_out.summary() + late.unsafe
 
 
-
 def plain_path(root, path):
     """Whether every folder from `root` (trusted) down to `path` is a real folder, not a link: so that
     opening `path` cannot lead outside `root`. `path` itself is not checked (see :func:`open_regular`)."""
@@ -439,7 +413,6 @@ def plain_path(root, path):
         except OSError:
             return False
     return True
-
 
 
 def open_folder_inside(root, path):
