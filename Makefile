@@ -27,12 +27,13 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock $(VENV)/.python
+$(STAMP): pyproject.toml engine/pyproject.toml requirements.lock $(VENV)/.python
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
 	  echo "error: $(PYTHON) could not make a virtual environment; on Debian or Ubuntu: sudo apt-get install python3-venv"; exit 1; }
 	@[ "$(INSTALLER)" != uv ] || [ -x $(BIN)/uv ] || $(PIP_INSTALL) uv==$(UV_VERSION) || \
 	  echo "note: pip could not install uv $(UV_VERSION); pip installs the packages instead (slower)"
 	@$(call venv_install,--no-deps -r requirements.lock)
+	@$(call venv_install,--no-deps -e ./engine)
 	@$(call venv_install,--no-deps -e .)
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
 	$(BIN)/python -m posenc_course.lab student
@@ -223,9 +224,11 @@ lock:
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
 	.lockenv/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	.lockenv/bin/uv pip compile pyproject.toml --extra test --universal --python-version $(MIN_PYTHON) \
-	  --override lock-overrides.txt --custom-compile-command "make lock" --quiet $(LOCK_FLAGS) -o requirements.lock
+	  --override lock-overrides.txt --no-emit-package hardened-grading --custom-compile-command "make lock" --quiet \
+	  $(LOCK_FLAGS) -o requirements.lock
 	.lockenv/bin/uv pip compile pyproject.toml --extra test --extra docs --universal --python-version $(MIN_PYTHON) \
-	  --override lock-overrides.txt --constraint requirements.lock --custom-compile-command "make lock" --quiet \
+	  --override lock-overrides.txt --no-emit-package hardened-grading --constraint requirements.lock \
+	  --custom-compile-command "make lock" --quiet \
 	  $(LOCK_FLAGS) -o docs/requirements.lock
 	rm -rf .lockenv
 
