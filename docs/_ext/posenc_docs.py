@@ -5,6 +5,9 @@
 - ``{limits-table}``: the grading kernel's limits, each default and meaning from ``hardened_grading.sandbox.limits.Limits``,
   and the grader's (``hardened_grading.preprocessors.execute.GRADER_LIMITS``, traitlets of ``ResilientExecute``).
 - ``{solutions-table}``: the reference modules and the functions of each exercise.
+- ``{engine-settings}``: every setting of the engine (each configurable trait of its classes): its class, default
+  and ``help=``, as nbgrader's documentation generates its own.
+- ``{moved-table}``: the engine's old dotted paths and where each name is now (``hardened_grading.moved``).
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
   get it) and a page per position scheme (``posenc_course.schemes``). Made afresh by every build, never edited.
 """
@@ -111,6 +114,56 @@ class LimitsTable(SphinxDirective):
             trait = ResilientExecute.class_traits()[name]
             rows.append([literal(name), [nodes.Text(str(trait.default_value))], trait.help.split(": ")[0] + "."])
         return [table(rows, ["setting", "default", "what it limits"], [3, 1, 8])]
+
+
+def engine_configurables():
+    """``[(class, {name: trait})]``: the engine's classes that have settings (configurable traits of their own), in
+    the order of its modules."""
+    import importlib
+    import pkgutil
+
+    import hardened_grading
+    from traitlets import HasTraits
+
+    found = []
+    for module_info in pkgutil.walk_packages(hardened_grading.__path__, "hardened_grading."):
+        module = importlib.import_module(module_info.name)
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, HasTraits) and value.__module__ == module.__name__:
+                own = {name: trait for name, trait in value.class_own_traits(config=True).items()}
+                if own:
+                    found.append((value, own))
+    return found
+
+
+class EngineSettings(SphinxDirective):
+    """Every setting of the engine, generated from its traitlets' ``help=``: ``c.Class.name``, default, help."""
+
+    def run(self):
+        rows = []
+        for cls, traits in engine_configurables():
+            for name, trait in sorted(traits.items()):
+                default = trait.default_value_repr() if hasattr(trait, "default_value_repr") else repr(trait.default_value)
+                rows.append([literal(f"c.{cls.__name__}.{name}"), literal(default[:60]),
+                             " ".join((trait.help or "(no help)").split()) + f" ({cls.__module__})"])
+        return [table(rows, ["setting", "default", "what it does"], [3, 2, 8])]
+
+
+class MovedTable(SphinxDirective):
+    """The engine's old dotted paths (a flat package until 2026-11), and each name's module now."""
+
+    def run(self):
+        from hardened_grading.moved import OLD_PATHS, PACKAGE
+
+        rows = []
+        for old, moved in sorted(OLD_PATHS.items()):
+            if isinstance(moved, str):
+                rows.append([literal(f"{PACKAGE}.{old}"), "(the whole module)", literal(f"{PACKAGE}.{moved}")])
+            else:
+                for module in sorted(set(moved.values())):
+                    names = ", ".join(sorted(name for name, where in moved.items() if where == module))
+                    rows.append([literal(f"{PACKAGE}.{old}"), names, literal(f"{PACKAGE}.{module}")])
+        return [table(rows, ["old module", "names", "now in"], [3, 6, 4])]
 
 
 class SolutionsTable(SphinxDirective):
@@ -334,5 +387,7 @@ def setup(app):
     app.add_directive("exercise-table", ExerciseTable)
     app.add_directive("limits-table", LimitsTable)
     app.add_directive("solutions-table", SolutionsTable)
+    app.add_directive("engine-settings", EngineSettings)
+    app.add_directive("moved-table", MovedTable)
     app.connect("builder-inited", generate)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
