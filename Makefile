@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml requirements.lock $(VENV)/.python
 	@$(call venv_install,--no-deps -r requirements.lock)
 	@$(call venv_install,--no-deps -e .)
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
-	$(BIN)/python -m posenc_course.lab student
+	$(BIN)/python -m posenc_course.student.lab student
 	@$(MAKE) --no-print-directory bubblewrap
 	@touch $(STAMP)
 
@@ -184,24 +184,24 @@ grade-slurm: $(STAMP)
 	$(BIN)/python -m posenc_course.slurm $(ARGS)
 
 demo: $(STAMP)
-	$(BIN)/python -m posenc_course.demo
+	$(BIN)/python -m posenc_course.instructor.demo
 
 # source/*/*.ipynb are built from authoring/*.md (and, for the exercises, posenc_solutions).
 notebook: $(STAMP)
-	$(BIN)/python -m posenc_course.notebook
+	$(BIN)/python -m posenc_course.authoring.notebook
 
 # release/ is made by nbgrader from source/, never by hand (nbgrader generate_assignment A --force, for
 # each assignment). If nbgrader refuses (this course's gradebook has submissions of an assignment whose
-# cells changed), the old release is put back and it says what to do (posenc_course/generate.py).
+# cells changed), the old release is put back and it says what to do (posenc_course/authoring/generate.py).
 release: notebook
-	$(BIN)/python -m posenc_course.generate posenc posenc-advanced posenc-current theory
+	$(BIN)/python -m posenc_course.authoring.generate posenc posenc-advanced posenc-current theory
 
-# Mutation testing of the graded notebooks' tests (posenc_course/mutants.py): every one-change mutant of the
+# Mutation testing of the graded notebooks' tests (posenc_course/qa/mutants.py): every one-change mutant of the
 # reference solutions of each graded assignment, graded by nbgrader autograde, mutants of different exercises in one
 # submission. MUTANTS_FLAGS=--sample 40 grades a deterministic sample of each, as CI does; a full run keeps its
 # tables in docs/measured/mutants.txt. MUTANTS_FLAGS="--assignment posenc-current --in-process" to iterate.
 mutants: $(STAMP)
-	$(BIN)/python $(if $(MUTANTS_FLAGS),,benchmarks/record.py) -m posenc_course.mutants $(MUTANTS_FLAGS)
+	$(BIN)/python $(if $(MUTANTS_FLAGS),,benchmarks/record.py) -m posenc_course.qa.mutants $(MUTANTS_FLAGS)
 
 # Each report is also kept whole in docs/measured/, with its commit and machine, for the site to include.
 bench: $(STAMP)

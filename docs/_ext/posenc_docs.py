@@ -6,7 +6,8 @@
   and the grader's (``hardened_grading.grading.GRADER_LIMITS``, traitlets of ``ResilientExecute``).
 - ``{solutions-table}``: the reference modules and the functions of each exercise.
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
-  get it) and a page per position scheme (``posenc_course.schemes``). Made afresh by every build, never edited.
+  get it) and a page per position scheme (``posenc_course.authoring.schemes``). Made afresh by every build, never
+  edited.
 """
 
 import hashlib
@@ -297,7 +298,7 @@ def _draw_layers(path):
 def generate(app):
     """Write ``_generated/``: the notebooks and the scheme pages, each only when its text changed."""
     from posenc_course.layout import GRADED
-    from posenc_course.schemes import SCHEMES
+    from posenc_course.authoring.schemes import SCHEMES
 
     theory = labelled(executed_theory(Path(app.outdir).parent / ".theory-cache"), SECTION, theory_label)
     theory.metadata.setdefault("mystnb", {})["execution_mode"] = "off"

@@ -26,10 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-from . import class_report, report
-from .course import run_nbgrader
-from .layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, ROOT, release_notebook, source_notebook
-from .submissions import make_submission, reference_answers, write_submission
+from .. import class_report, report
+from ..course import run_nbgrader
+from ..layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, ROOT, release_notebook, source_notebook
+from ..submissions import make_submission, reference_answers, write_submission
 
 #: The demo's course directory, and the file that marks it as the demo's (so that it may be made afresh).
 DEMO = ROOT / "demo"
@@ -169,7 +169,8 @@ def make_course(course=DEMO, root=ROOT):
             sys.exit(f"{course} exists and is not the demo's (no {MARK} in it): move it away, then run make demo again")
         shutil.rmtree(course)
     course.mkdir(parents=True)
-    (course / MARK).write_text("made by make demo (posenc_course/demo.py): removed and made again by each run\n")
+    (course / MARK).write_text("made by make demo (posenc_course/instructor/demo.py): removed and made again by "
+                               "each run\n")
     shutil.copy(Path(root) / "nbgrader_config.py", course / "nbgrader_config.py")
     shutil.copytree(Path(root) / "source", course / "source")
     return course
@@ -218,7 +219,12 @@ def grade(course, assignment):
     class_report.main([str(course), f"--assignment={assignment}"])
 
 
-def main():
+def main(argv=None):
+    """Run the demo: ``make demo``, ``posenc demo``. It takes no argument: any in `argv` is refused (status 2)."""
+    if argv:
+        print(f"posenc demo: takes no argument, was given {' '.join(argv)}; run it as: posenc demo (or make demo)",
+              file=sys.stderr)
+        return 2
     started = time.perf_counter()
     course = make_course()
     print(f"The demo's course folder: {course} (made afresh; the repository's release/ and gradebook.db are "
@@ -242,4 +248,4 @@ Done in {time.perf_counter() - started:.0f} s.""")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,8 +1,8 @@
 """The course's overview figure, ``docs/_static/overview.svg``: four schemes drawn by the reference solutions.
 
 The README and the site's landing page show it. It is made by this module, never by hand:
-``python -m posenc_course.overview`` writes it again, and ``tests/test_docs.py`` checks that the committed file is
-what this module draws (the SVG is made byte-stable: matplotlib's defaults, a fixed hash salt, no date).
+``python -m posenc_course.authoring.overview`` writes it again, and ``tests/test_docs.py`` checks that the committed
+file is what this module draws (the SVG is made byte-stable: matplotlib's defaults, a fixed hash salt, no date).
 """
 
 import sys
@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 
 import posenc_solutions as ps  # noqa: E402
 
-from .layout import ROOT  # noqa: E402
+from ..layout import ROOT  # noqa: E402
 
 FIGURE = ROOT / "docs" / "_static" / "overview.svg"
 
@@ -55,5 +55,23 @@ def write(path=FIGURE):
     return path
 
 
+def main(argv=None):
+    """Draw the figure into ``argv[0]``, or :data:`FIGURE` without one; print the path written.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        At most the path to write (default: ``sys.argv[1:]``); any further argument is ignored.
+
+    Returns
+    -------
+    int
+        0.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    print(write(*argv[:1]))
+    return 0
+
+
 if __name__ == "__main__":
-    print(write(*sys.argv[1:2]))
+    sys.exit(main())

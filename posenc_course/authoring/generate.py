@@ -5,7 +5,7 @@ its cells changed and the gradebook has submissions of it ("Cannot add or remove
 there are submissions associated with it"), in a long traceback. The release is then gone. Here the old
 ``release/A/`` is put back when nbgrader fails, and a refusal is told in a few lines, with what to do.
 
-    python -m posenc_course.generate posenc posenc-advanced theory     # as make release does
+    python -m posenc_course.authoring.generate posenc posenc-advanced theory     # as make release does
 """
 
 import shutil
@@ -13,8 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .course import load_config, run_nbgrader
-from .layout import course_root
+from ..course import load_config, run_nbgrader
+from ..layout import course_root
 
 REFUSAL = "because there are submissions associated with it"
 
