@@ -6,7 +6,8 @@
   and the grader's (``hardened_grading.grading.GRADER_LIMITS``, traitlets of ``ResilientExecute``).
 - ``{solutions-table}``: the reference modules and the functions of each exercise.
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
-  get it) and a page per position scheme (``posenc_course.authoring.schemes``). Made afresh by every build, never
+  get it), a page per position scheme (``posenc_course.authoring.schemes``), and what is where (``layout.md``, from
+  the tree: :mod:`posenc_layout`), which ``maintainers/layout.md`` includes. Made afresh by every build, never
   edited.
 """
 
@@ -21,6 +22,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import posenc_facts
+import posenc_layout
 
 ROOT = posenc_facts.ROOT
 DOCS = ROOT / "docs"
@@ -296,7 +298,7 @@ def _draw_layers(path):
 
 
 def generate(app):
-    """Write ``_generated/``: the notebooks and the scheme pages, each only when its text changed."""
+    """Write ``_generated/``: the notebooks, the scheme pages and what is where, each only when its text changed."""
     from posenc_course.layout import GRADED
     from posenc_course.authoring.schemes import SCHEMES
 
@@ -316,6 +318,7 @@ def generate(app):
     for assignment in GRADED:
         write_if_changed(GENERATED / "contract" / f"{assignment}.md", contract_page(assignment))
     draw_layers(GENERATED / "architecture.svg")
+    write_if_changed(GENERATED / "layout.md", posenc_layout.layout_page())
     sections = theory_sections()
     for scheme in SCHEMES:
         write_if_changed(GENERATED / "schemes" / f"{scheme.slug}.md", scheme_page(scheme, sections))
