@@ -8,6 +8,7 @@ there are submissions associated with it"), in a long traceback. The release is 
     python -m posenc_course.authoring.generate posenc posenc-advanced theory     # as make release does
 """
 
+import argparse
 import shutil
 import sys
 import tempfile
@@ -75,7 +76,9 @@ def generate(course, assignment):
 
 
 def main(argv=None):
-    assignments = sys.argv[1:] if argv is None else list(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].replace("``", ""))
+    parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="an assignment of source/ to release")
+    assignments = parser.parse_args(argv).assignments
     course = course_root()
     failed = [a for a in assignments if not generate(course, a)]
     return 1 if failed else 0

@@ -5,6 +5,7 @@ The README and the site's landing page show it. It is made by this module, never
 file is what this module draws (the SVG is made byte-stable: matplotlib's defaults, a fixed hash salt, no date).
 """
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -56,20 +57,21 @@ def write(path=FIGURE):
 
 
 def main(argv=None):
-    """Draw the figure into ``argv[0]``, or :data:`FIGURE` without one; print the path written.
+    """Draw the figure into the path `argv` names, or :data:`FIGURE` without one; print the path written.
 
     Parameters
     ----------
     argv : list of str, optional
-        At most the path to write (default: ``sys.argv[1:]``); any further argument is ignored.
+        The arguments: at most a path (default: ``sys.argv[1:]``).
 
     Returns
     -------
     int
         0.
     """
-    argv = sys.argv[1:] if argv is None else list(argv)
-    print(write(*argv[:1]))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].replace("``", ""))
+    parser.add_argument("path", nargs="?", default=FIGURE, help=f"the SVG to write (default: {FIGURE})")
+    print(write(parser.parse_args(argv).path))
     return 0
 
 

@@ -21,6 +21,7 @@ In it, for each graded assignment, ``posenc`` (the core), ``posenc-advanced`` an
 Then ``nbgrader export`` writes every grade to ``demo/grades.csv``.
 """
 
+import argparse
 import shutil
 import sys
 import time
@@ -220,11 +221,8 @@ def grade(course, assignment):
 
 
 def main(argv=None):
-    """Run the demo: ``make demo``, ``posenc demo``. It takes no argument: any in `argv` is refused (status 2)."""
-    if argv:
-        print(f"posenc demo: takes no argument, was given {' '.join(argv)}; run it as: posenc demo (or make demo)",
-              file=sys.stderr)
-        return 2
+    """Run the demo (``make demo``, ``posenc demo``); it takes no argument but ``--help``."""
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     started = time.perf_counter()
     course = make_course()
     print(f"The demo's course folder: {course} (made afresh; the repository's release/ and gradebook.db are "
