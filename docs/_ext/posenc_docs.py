@@ -9,7 +9,9 @@
   and ``help=``, as nbgrader's documentation generates its own.
 - ``{moved-table}``: the engine's old dotted paths and where each name is now (``hardened_grading.moved``).
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
-  get it) and a page per position scheme (``posenc_course.schemes``). Made afresh by every build, never edited.
+  get it), a page per position scheme (``posenc_course.authoring.schemes``), and what is where (``layout.md``, from
+  the tree: :mod:`posenc_layout`), which ``maintainers/layout.md`` includes. Made afresh by every build, never
+  edited.
 """
 
 import hashlib
@@ -23,6 +25,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import posenc_facts
+import posenc_layout
 
 ROOT = posenc_facts.ROOT
 DOCS = ROOT / "docs"
@@ -351,9 +354,9 @@ def _draw_layers(path):
 
 
 def generate(app):
-    """Write ``_generated/``: the notebooks and the scheme pages, each only when its text changed."""
+    """Write ``_generated/``: the notebooks, the scheme pages and what is where, each only when its text changed."""
     from posenc_course.layout import GRADED
-    from posenc_course.schemes import SCHEMES
+    from posenc_course.authoring.schemes import SCHEMES
 
     theory = labelled(executed_theory(Path(app.outdir).parent / ".theory-cache"), SECTION, theory_label)
     theory.metadata.setdefault("mystnb", {})["execution_mode"] = "off"
@@ -371,6 +374,7 @@ def generate(app):
     for assignment in GRADED:
         write_if_changed(GENERATED / "contract" / f"{assignment}.md", contract_page(assignment))
     draw_layers(GENERATED / "architecture.svg")
+    write_if_changed(GENERATED / "layout.md", posenc_layout.layout_page())
     sections = theory_sections()
     for scheme in SCHEMES:
         write_if_changed(GENERATED / "schemes" / f"{scheme.slug}.md", scheme_page(scheme, sections))
