@@ -109,7 +109,10 @@ def test_the_list_imports_no_command():
 def test_posenc_is_a_console_script_and_the_old_ones_stay():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["posenc"] == "posenc_course.commands:main"
-    assert {"posenc-check", "posenc-lab", "posenc-grade", "hardened-grade"} <= set(scripts)
+    assert {"posenc-check", "posenc-lab", "posenc-grade"} <= set(scripts)
+    # hardened-grade is the engine's own script now (engine/pyproject.toml), installed with it
+    engine_scripts = tomllib.loads((ROOT / "engine" / "pyproject.toml").read_text())["project"]["scripts"]
+    assert engine_scripts["hardened-grade"] == "hardened_grading.class_grading.command:main"
     for name in ("posenc-check", "posenc-lab", "posenc-grade"):
         module = scripts[name].split(":")[0]
         assert any(c.module == module for c in commands.COMMANDS.values()), f"{name} is not a posenc command"
