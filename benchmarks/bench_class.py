@@ -11,7 +11,7 @@ A class of 60 (a third right, a third with two realistic mistakes, a third blank
    kernel leaves a core idle; one more worker fills it);
 4. by ``posenc-grade --force --jobs J`` for J = 1 and 2 with ``ResilientExecute.start_ahead`` off, in turn with
    it on, best of two each: what starting each next submission's kernel while one is graded
-   (:mod:`hardened_grading.ahead`) saves.
+   (:mod:`hardened_grading.class_grading.ahead`) saves.
 
 Each line says how busy the machine's cores were. Then where one submission's time goes: each phase of
 grading timed in a worker-like process (the kernel's start-up and shutdown, the cells, nbgrader's
@@ -37,9 +37,9 @@ import time
 from pathlib import Path
 
 from posenc_course.course import generate, nbgrader_env, new_course
-from posenc_course.demo import MISTAKES
+from posenc_course.instructor.demo import MISTAKES
 from posenc_course.layout import ASSIGNMENT
-from hardened_grading.grade_class import default_jobs
+from hardened_grading.class_grading.command import default_jobs
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 
@@ -105,7 +105,7 @@ def machine():
 
 
 def parallel(course, jobs):
-    return timed([sys.executable, "-m", "posenc_course.grade", "--force", f"--jobs={jobs}"], course)
+    return timed([sys.executable, "-m", "posenc_course.instructor.grade", "--force", f"--jobs={jobs}"], course)
 
 
 def parallel_without_ahead(course, jobs):
@@ -121,7 +121,7 @@ def parallel_without_ahead(course, jobs):
 
 def nbgrader_startup():
     """Seconds to start a Python that imports what a worker imports before its first submission."""
-    return min(timed([sys.executable, "-c", "import nbgrader.apps, nbgrader.api, hardened_grading.grading"], ".")[0]
+    return min(timed([sys.executable, "-c", "import nbgrader.apps, nbgrader.api, hardened_grading.preprocessors.execute"], ".")[0]
                for _ in range(3))
 
 
@@ -129,11 +129,11 @@ STARTUP = "the kernel's start-up, until it answers"
 PHASES = {  # label: [(module, class, method, is it a coroutine)]
     STARTUP: [("jupyter_client.asynchronous.client", "AsyncKernelClient",
                                                  "wait_for_ready", True)],
-    "the cells: answers in the kernel, tests in the judge": [("hardened_grading.grading", "ResilientExecute",
+    "the cells: answers in the kernel, tests in the judge": [("hardened_grading.preprocessors.execute", "ResilientExecute",
                                                               "preprocess_cell", False)],
     "the kernel's shutdown": [("jupyter_client.manager", "AsyncKernelManager", "shutdown_kernel", True)],
     "the cell metadata check (twice)": [("nbgrader.preprocessors", "CheckCellMetadata", "preprocess", False),
-                                        ("hardened_grading.grading", "CheckCellMetadata", "preprocess", False)],
+                                        ("hardened_grading.preprocessors.execute", "CheckCellMetadata", "preprocess", False)],
     "the grades into the gradebook (SaveAutoGrades)": [("nbgrader.preprocessors", "SaveAutoGrades", "preprocess",
                                                         False)],
     "opening the gradebook (six times)": [("nbgrader.api", "Gradebook", "__init__", False)],
@@ -167,7 +167,7 @@ def instrument():
 def phases(course, students, change=None, start_ahead=False):
     """Grade `students` one after another in this process, as a worker does, with the course's settings
     (``change(config)`` changes them): seconds per submission, in all and in each phase of :data:`PHASES`.
-    `start_ahead`: each next submission's kernel is started ahead (:mod:`hardened_grading.ahead`), as a worker does."""
+    `start_ahead`: each next submission's kernel is started ahead (:mod:`hardened_grading.class_grading.ahead`), as a worker does."""
     from hardened_grading import ahead
     from posenc_course.course import load_config, nbgrader_api
 
@@ -189,7 +189,7 @@ def phases(course, students, change=None, start_ahead=False):
 
 def nbgraders_metadata_check(config):
     for name in ("sanitize_preprocessors", "autograde_preprocessors"):
-        config.Autograde[name] = [p.replace("hardened_grading.grading.CheckCellMetadata",
+        config.Autograde[name] = [p.replace("hardened_grading.preprocessors.metadata.CheckCellMetadata",
                                             "nbgrader.preprocessors.CheckCellMetadata") for p in config.Autograde[name]]
 
 

@@ -7,7 +7,7 @@
 2. ``nbgrader autograde`` of one submission, end to end (start-up, database, kernel, tests).
 3. ``nbgrader autograde`` of a class of 20 submissions in one run.
 4. The same class graded with plain nbgrader settings (no hardening: stock preprocessors and
-   kernel), to show what the hardening of ``hardened_grading.grading`` costs an honest student.
+   kernel), to show what the hardening of ``hardened_grading.preprocessors.execute`` costs an honest student.
 5. The same class hardened, but with ``ResilientExecute.predict_calls`` off: what the batched
    prediction of a test cell's calls saves.
 

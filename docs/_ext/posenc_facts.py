@@ -80,13 +80,13 @@ def course_config():
 
 
 def limit(name):
-    from hardened_grading.kernel import Limits
+    from hardened_grading.sandbox.limits import Limits
 
     return getattr(Limits(), name)
 
 
 def system_files():
-    from hardened_grading.kernel import SYSTEM_FILES
+    from hardened_grading.sandbox.bwrap import SYSTEM_FILES
 
     return SYSTEM_FILES
 
@@ -142,7 +142,8 @@ def _facts():
     facts["theory.figures"] = Fact(theory_figures, (rf"{_number(theory_figures())}\s+figures",))
     facts["timeout"] = Fact(lambda: course_config().Execute.timeout,
                             (rf"{_number(course_config().Execute.timeout)}\s?s\b", rf"{_number(course_config().Execute.timeout)} seconds"))
-    from hardened_grading.kernel import PROBE_SECONDS, Limits
+    from hardened_grading.sandbox.probe import PROBE_SECONDS
+    from hardened_grading.sandbox.limits import Limits
     from dataclasses import fields
 
     for field in fields(Limits):
@@ -151,9 +152,9 @@ def _facts():
         if field.name == "memory_mb":
             typed += (rf"{_number(value // 1024)}\s*GiB",)
         facts[f"limits.{field.name}"] = Fact(lambda name=field.name: limit(name), typed)
-    from hardened_grading.grading import ResilientExecute
+    from hardened_grading.preprocessors.execute import ResilientExecute
 
-    from hardened_grading.grading import GRADER_LIMITS
+    from hardened_grading.preprocessors.execute import GRADER_LIMITS
 
     for name in GRADER_LIMITS:
         value = ResilientExecute.class_traits()[name].default_value
@@ -161,7 +162,7 @@ def _facts():
             next((end for end in ("_kb", "_mb", "files") if name.endswith(end)), ""), r"\s?s\b")
         facts[name] = Fact(lambda value=value: value, (rf"{_number(value)}{unit}", rf"\|\s*{value}\s*\|"))
     facts["system_files.list"] = Fact(lambda: ", ".join(system_files()))
-    from hardened_grading.grade_class import GradeClass
+    from hardened_grading.class_grading.command import GradeClass
 
     sqlite_timeout = GradeClass.class_traits()["sqlite_timeout"].default_value
     facts["sqlite_timeout"] = Fact(lambda: f"{sqlite_timeout:g}", (rf"busy timeout\s+of {sqlite_timeout:g}\b",))

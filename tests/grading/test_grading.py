@@ -132,7 +132,7 @@ def test_committed_release_is_what_generate_assignment_makes(tmp_path, assignmen
 
 
 def test_committed_source_notebook_is_built_from_the_spec_and_the_package():
-    from posenc_course import notebook
+    from posenc_course.authoring import notebook
     assert notebook.main(["--check"]) == 0, "a source notebook is stale: run `make notebook`"
 
 

@@ -53,7 +53,7 @@ def exercise_scores(db_url):
 
 
 def posenc_grade(course, *args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "posenc_course.grade", *args], cwd=course,
+    return subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", *args], cwd=course,
                           env=nbgrader_env(), capture_output=True, text=True, timeout=timeout)
 
 

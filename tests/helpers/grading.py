@@ -416,7 +416,7 @@ def grade_whole_class(course, assignment, jobs=2):
     ASSIGNMENT --jobs JOBS --force``), as an instructor grades a large class. Return its CompletedProcess,
     with nbgrader's log of every submission (the run's log file, which posenc-grade names on stderr)
     after its own output in ``stdout``."""
-    result = subprocess.run([sys.executable, "-m", "posenc_course.grade", assignment, "--jobs", str(jobs), "--force"],
+    result = subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", assignment, "--jobs", str(jobs), "--force"],
                             cwd=course, env=nbgrader_env(), capture_output=True, text=True, timeout=1800)
     named = re.search(r"; log: (\S+\.log)$", result.stderr, re.MULTILINE)
     assert named, f"posenc-grade named no log:\n{result.stdout}\n{result.stderr}"

@@ -1,0 +1,20 @@
+"""``posenc-grade``: the engine's class grading (:mod:`hardened_grading.grade_class`) under this course's
+name, with its first assignment as the default.
+
+    posenc-grade                           # every submission of posenc in submitted/, one worker per core
+    posenc-grade posenc-advanced --jobs 2 --student 's0*'
+"""
+
+import sys
+
+from hardened_grading import grade_class
+
+from ..layout import ASSIGNMENT
+
+
+def main(argv=None):
+    return grade_class.main(argv, program="posenc-grade", default_assignment=ASSIGNMENT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
