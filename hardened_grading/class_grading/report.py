@@ -121,8 +121,13 @@ class Mistake:
         return self.part_of(self.test)
 
     def describe(self):
+        """What failed, and where: ``apply_rope (line 5 of ex05_apply_rope_test)``, ``f (hidden test of f_test)``; a
+        cell's error, with no check recorded, names the cell alone (``correct_squares``)."""
+        name = tested_name(self.test, self.part_of)
         where = "hidden test" if self.hidden else (f"line {self.line}" if self.line is not None else "")
-        return f"{tested_name(self.test, self.part_of)} ({f'{where} of ' if where else ''}{self.test})"
+        if not where:
+            return name if name == self.test else f"{name} ({self.test})"
+        return f"{name} ({where} of {self.test})"
 
 
 @dataclass
@@ -133,14 +138,16 @@ class ClassData:
     unreadable: dict = field(default_factory=dict)  #: ``{student: why}``: graded as the blank release
     not_attempted: dict = field(default_factory=dict)  #: ``{part: {student, ...}}``
     mistakes: dict = field(default_factory=dict)  #: ``{part: [Mistake, ...]}``, the most common first
+    tested: set = field(default_factory=set)  #: the parts with a test cell, in which an attempt is told
 
     def parts(self):
         """The parts, sorted by name, as the grade table has them."""
         return sorted({part for row in self.scores.values() for part in row})
 
     def blank(self):
-        """The readable submissions that attempted nothing at all."""
-        parts = self.parts()
+        """The readable submissions that attempted nothing at all: no part with a test cell (all parts, when none is
+        known to have one) was attempted. A part graded by hand only (a task, a written answer) says nothing."""
+        parts = sorted(self.tested) or self.parts()
         return sorted(s for s in self.scores if s not in self.unreadable and parts
                       and all(s in self.not_attempted.get(part, ()) for part in parts))
 
@@ -216,6 +223,7 @@ def sort_notebook(notebook, student, data, groups, *, part_of=each_test_cell, at
         if not is_test_cell(cell):
             continue
         test, checks = grade_id(cell), checks_of(cell)
+        data.tested.add(part_of(test))
         if not checks and not attempts.checks_only:
             checks = error_as_check(cell)
         failed = [c for c in checks if not c["passed"]]
