@@ -50,8 +50,11 @@ def installed(tmp_path_factory):
 def test_the_wheel_holds_the_engine_and_its_template(installed):
     wheel, _ = installed
     names = zipfile.ZipFile(wheel).namelist()
-    engine = {Path(name).name for name in names if name.startswith("hardened_grading/")}
-    assert {"grading.py", "kernel.py", "judge.py", "agent.py", "summary_first.html.j2", "conf.json"} <= engine
+    engine = {name.removeprefix("hardened_grading/") for name in names if name.startswith("hardened_grading/")}
+    assert {"preprocessors/execute.py", "sandbox/launcher.py", "judge/judge.py", "judge/agent.py",
+            "templates/summary_first/summary_first.html.j2", "templates/summary_first/conf.json",
+            "class_grading/report.py", "class_grading/grade_table.py", "class_grading/slurm.py",
+            "class_grading/sbatch/grade-class.sbatch", "class_grading/sbatch/finish-class.sbatch"} <= engine
     assert not [name for name in names if name.startswith("tests/")]
 
 
@@ -77,3 +80,11 @@ def test_a_course_adopting_the_installed_engine_is_graded_and_given_feedback(ins
     run([*nbgrader, "generate_feedback", USER_GUIDE.assignment], course, env)
     page = (course / "feedback" / "hacker" / USER_GUIDE.assignment / "problem1.html").read_text()
     assert 'id="grading-summary"' in page, "the engine's feedback template, from the wheel"
+    # the class report and the grade table, from the wheel, on the same course (tests/test_engine_reports.py: what
+    # they say)
+    text = run([sys.executable, "-m", "hardened_grading.class_grading.report", str(course), "--notebook", "problem1"],
+               course, env)
+    assert "Class report: 2 students" in text and (course / "reports" / "class_report.html").is_file(), text
+    table = run([sys.executable, "-m", "hardened_grading.class_grading.grade_table", str(course), "--notebook",
+                 "problem1"], course, env)
+    assert [line.split()[0] for line in table.splitlines()[3:]] == ["bitdiddle", "hacker"], table
