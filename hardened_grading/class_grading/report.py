@@ -388,6 +388,14 @@ def report_path(course, assignment, out=None, *, default_assignment=None):
     return Path(course) / (out or f"reports/{name}")
 
 
+def only_assignment(course):
+    """The course's only assignment, or None when it has several or none (:func:`~.course.default_assignment`)."""
+    try:
+        return default_assignment(course)
+    except UsageError:
+        return None
+
+
 @dataclass(frozen=True)
 class Settings:
     """A course's own defaults for :func:`write_report`, where nbgrader's layout and config do not say them."""
@@ -414,8 +422,8 @@ def write_report(*, course=None, assignment=None, notebook=None, part_pattern=No
         or no graded submission matches `students`.
     """
     course = course_folder(course)
-    default = settings.assignment or default_assignment(course)
-    assignment = assignment or default
+    default = settings.assignment or only_assignment(course)
+    assignment = assignment or default or default_assignment(course)  # none: the error says which there are
     notebook = notebook or settings.notebook or default_notebook(course, assignment)
     pattern, configured_name = configured_parts(course)
     pattern = next(p for p in (part_pattern, settings.part_pattern, pattern) if p is not None)
