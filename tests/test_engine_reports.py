@@ -233,3 +233,25 @@ def test_hardened_slurm_passes_the_notebook_and_the_engine_s_variables(tmp_path,
     assert export == (f"--export=ALL,HARDENED_COURSE={tmp_path},HARDENED_ASSIGNMENT=ps1,HARDENED_BIN=/venv/bin,"
                       "HARDENED_SHARDS=2,HARDENED_NOTEBOOK=problem1")
     assert grade[-1] == str(slurm.ENGINE_SCRIPTS.grade) and finish[-1] == str(slurm.ENGINE_SCRIPTS.finish)
+
+
+def test_the_defaults_are_the_course_s_only_assignment_and_notebook(tmp_path):
+    from hardened_grading.class_grading import course as defaults
+    from hardened_grading.errors import UsageError
+
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()  # noqa: F821\n")
+    (tmp_path / "source" / "ps1").mkdir(parents=True)
+    (tmp_path / "source" / "ps1" / "problem1.ipynb").write_text("{}")
+    assert defaults.default_assignment(tmp_path) == "ps1" and defaults.default_notebook(tmp_path, "ps1") == "problem1"
+    assert defaults.configured_parts(tmp_path) == ("", "part")
+    (tmp_path / "source" / "ps2").mkdir()
+    (tmp_path / "source" / "ps2" / "a.ipynb").write_text("{}")
+    with pytest.raises(UsageError, match=r"2 assignments in .* \(ps1, ps2\): give --assignment"):
+        defaults.default_assignment(tmp_path)
+    assert report.only_assignment(tmp_path) is None
+    assert report.report_path(tmp_path, "ps2").name == "class_report-ps2.html"
+    assert report.report_path(tmp_path, "ps1", default_assignment="ps1").name == "class_report.html"
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()  # noqa: F821\n"
+                                                 "c.FeedbackSummary.part_pattern = '^(q\\\\d+)_'\n"
+                                                 "c.FeedbackSummary.part_name = 'question'\n")
+    assert defaults.configured_parts(tmp_path) == (r"^(q\d+)_", "question")
