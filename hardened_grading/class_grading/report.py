@@ -51,6 +51,7 @@ from .gradebook import safe_url
 from .grade_table import part_scores
 
 PROGRAM = "hardened-report"
+DESCRIPTION = "The class report: what to teach again, from the gradebook and the graded notebooks."
 TOP = 5  #: mistakes listed per part
 TOP_CLASS = 10  #: mistakes listed for the whole class, at the top
 SHOW_IDS = 8  #: student ids named per group
@@ -160,7 +161,8 @@ def first_failure(checks):
 
 def error_as_check(cell):
     """The error a test cell without recorded checks stopped with, as one failed check (``line`` None), in a list;
-    empty for a cell that raised nothing. A bare ``assert`` says what it tried (:func:`~hardened_grading.summary.failed_assert`)."""
+    empty for a cell that raised nothing. A bare ``assert`` says what it tried
+    (:func:`~hardened_grading.summary.failed_assert`)."""
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     if not errors:
         return []
@@ -441,7 +443,7 @@ def write_report(*, course=None, assignment=None, notebook=None, part_pattern=No
 
 def parser(program=PROGRAM, default_assignment=None):
     """The command line; a course's own command gives its `default_assignment`."""
-    p = argparse.ArgumentParser(prog=program, description="The class report: what to teach again, from the gradebook and the graded notebooks.",
+    p = argparse.ArgumentParser(prog=program, description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("course", nargs="?", default=None, help="the course directory (default: the one you are in)")
     p.add_argument("--assignment", default=default_assignment,
