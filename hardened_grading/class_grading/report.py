@@ -263,9 +263,17 @@ def class_data(course, assignment, notebook, *, pattern="*", part_of=each_test_c
     return data
 
 
+NO_FIGURE = ("no figure: matplotlib is not installed here (pip install 'hardened-grading[report]' brings it); the "
+             "line above says the scores")
+
+
 def histogram_png(part, values, maximum):
-    """A PNG (bytes) of the scores' distribution in one part."""
-    import matplotlib
+    """A PNG (bytes) of the scores' distribution in one part; None without matplotlib (the engine's extra
+    ``report``), the report then says so in its place."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -371,13 +379,15 @@ def report_html(data, *, title, part_name="part"):
         f"<th>who</th></tr>{_mistake_rows(top, with_part=True)}</table>" if top else "<p>No mistake.</p>"))
     for part in data.parts():
         values, maximum, line = part_line(data, part)
-        png = base64.b64encode(histogram_png(part, values, maximum)).decode("ascii")
+        png = histogram_png(part, values, maximum)
         groups = data.mistakes.get(part, [])
         more = f"<p>and {len(groups) - TOP} more mistakes, each by fewer students</p>" if len(groups) > TOP else ""
         table = (f"<table><tr><th>students</th><th>what went wrong first, and one message</th><th>who</th></tr>"
                  f"{_mistake_rows(groups[:TOP])}</table>{more}" if groups else "<p>No mistake.</p>")
         name = html.escape(part, quote=True)
-        parts.append(f"<section id='{name}'><img alt='scores of {name}' src='data:image/png;base64,{png}'>"
+        figure = (f"<img alt='scores of {name}' src='data:image/png;base64,{base64.b64encode(png).decode('ascii')}'>"
+                  if png is not None else f"<p class='apart'>{html.escape(NO_FIGURE)}</p>")
+        parts.append(f"<section id='{name}'>{figure}"
                      f"<div><h2>{name}</h2><p class='apart'>{html.escape(line)}</p>{table}</div></section>")
     parts.append("</body></html>")
     return "\n".join(parts)
