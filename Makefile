@@ -23,19 +23,23 @@ venv_install = if [ "$(INSTALLER)" = uv ] && [ -x $(BIN)/uv ]; then echo "uv pip
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: install docs test test-fast test-tools hf-env hf-lock demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade grade-slurm bench-slurm postgresql slurm FORCE
+# Every target a person runs is .PHONY and has its one-line summary after `##` on its rule line; a `##@ GROUP` line
+# starts a group (a group may go on further down). `make help` lists them, group by group (tests/test_make_help.py).
+.PHONY: help install docs test test-fast test-tools hf-env hf-lock demo bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade grade-slurm bench-slurm postgresql slurm FORCE
 
-install: $(STAMP)
+##@ Set up
+install: $(STAMP) ## make .venv with the locked packages, a student's JupyterLab, bubblewrap (as root)
 
-$(STAMP): pyproject.toml requirements.lock $(VENV)/.python
+$(STAMP): pyproject.toml engine/pyproject.toml requirements.lock $(VENV)/.python
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
 	  echo "error: $(PYTHON) could not make a virtual environment; on Debian or Ubuntu: sudo apt-get install python3-venv"; exit 1; }
 	@[ "$(INSTALLER)" != uv ] || [ -x $(BIN)/uv ] || $(PIP_INSTALL) uv==$(UV_VERSION) || \
 	  echo "note: pip could not install uv $(UV_VERSION); pip installs the packages instead (slower)"
 	@$(call venv_install,--no-deps -r requirements.lock)
+	@$(call venv_install,--no-deps -e ./engine)
 	@$(call venv_install,--no-deps -e .)
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
-	$(BIN)/python -m posenc_course.lab student
+	$(BIN)/python -m posenc_course.student.lab student
 	@$(MAKE) --no-print-directory bubblewrap
 	@touch $(STAMP)
 
@@ -54,12 +58,12 @@ $(VENV)/.python: FORCE
 	  [ "$$(cat $@ 2>/dev/null)" = "$$have" ] || echo "$$have" > $@
 
 # Which Python the venv runs.
-python:
+python: ## which Python the venv runs
 	@$(BIN)/python -c 'import sys; print(sys.executable, sys.version)'
 
 # The grading kernel's sandbox is bubblewrap (Linux only; Debian's package `bubblewrap`), installed here
 # as root. Elsewhere the notebooks and posenc-check work, and class grading says what to do.
-bubblewrap:
+bubblewrap: ## install the grading sandbox, bubblewrap (as root, on Debian or Ubuntu)
 	@if [ "$$(uname -s)" != Linux ]; then \
 	  echo "note: no bubblewrap on $$(uname -s): the notebooks and posenc-check work; grading a class needs Linux,"; \
 	  echo "  or c.ResilientExecute.sandbox = 'off' in nbgrader_config.py for submissions you trust (docs/install.md: Platforms)"; \
@@ -74,7 +78,7 @@ bubblewrap:
 # The real-browser tests of the student's JupyterLab (tests/test_browser.py) drive Debian's chromium with
 # Playwright (which cannot download its own browsers here); installed by `make test` (not `make install`:
 # a student or a self-learner does not need it) as root. Without it those tests are skipped, and say why.
-chromium:
+chromium: ## install chromium, for the browser tests (as root)
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	    { apt-get install -y -q chromium >/dev/null 2>&1 || \
@@ -84,7 +88,7 @@ chromium:
 # PostgreSQL, for a gradebook shared between machines (docs/instructors/large-class.md), and for the tests
 # that start a server of their own (tests/test_grade_class.py): Debian's package, installed by `make test`
 # as root. Without it those tests are skipped, and say why; the SQLite gradebook needs nothing.
-postgresql:
+postgresql: ## install PostgreSQL, for the shared gradebook's tests (as root)
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1 || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	    { apt-get install -y -q postgresql >/dev/null 2>&1 || \
@@ -94,7 +98,7 @@ postgresql:
 # Slurm (slurmctld, slurmd, its client commands and munge), for the tests that start a one-node cluster of their own
 # (tests/test_slurm.py): Debian's packages, installed by `make test` as root. Without them those tests are skipped,
 # and say why. Grading on your own cluster needs none of this here: `make grade-slurm` runs on its login node.
-slurm:
+slurm: ## install Slurm and munge, for the Slurm tests (as root)
 	@{ command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; } && command -v sbatch >/dev/null 2>&1 && \
 	  { command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ]; } || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
@@ -110,14 +114,16 @@ $(DOCS_STAMP): $(STAMP) docs/requirements.lock
 	@$(call venv_install,--no-deps -r docs/requirements.lock)
 	@touch $@
 
-docs: $(DOCS_STAMP)
+##@ Author
+docs: $(DOCS_STAMP) ## build the course site into docs/_build/html (warnings are errors)
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
 	@echo "the site: $(abspath docs/_build/html/index.html)"
 
+##@ Set up
 # The tools only the tests use: a browser for tests/test_browser.py, a PostgreSQL server for the shared
 # gradebook's tests, a Slurm cluster for tests/test_slurm.py. `make install` leaves them out; `make test` (and so
 # CI's .ci/run) brings them.
-test-tools: chromium postgresql slurm
+test-tools: chromium postgresql slurm ## install what only the tests use: chromium, PostgreSQL, Slurm
 
 # The test-only environment of tests/test_hf_agreement.py (docs/maintainers/testing.md): Hugging Face transformers and
 # CPU torch, pinned in tests/hf/requirements.lock, in a venv of its own, HF_VENV, kept out of the course's dependencies.
@@ -132,7 +138,7 @@ HF_LOCK   := tests/hf/requirements.lock
 # does not read, so they are given to uv too. Elsewhere: make hf-env HF_FIND_LINKS=https://download.pytorch.org/whl/cpu/torch/
 HF_FIND_LINKS ?= $(or $(PIP_FIND_LINKS),$(shell $(HF_PYTHON) -m pip config get global.find-links 2>/dev/null))
 
-hf-env: $(HF_STAMP)
+hf-env: $(HF_STAMP) ## make .venv-hf, transformers and CPU torch, for tests/test_hf_agreement.py
 
 # venv_install, into HF_VENV: uv (the course venv's, when there is one) or pip.
 $(HF_STAMP): UV_INSTALL = $(BIN)/uv pip install --quiet --python $(HF_VENV)/bin/python --compile-bytecode \
@@ -146,9 +152,10 @@ $(HF_STAMP): $(HF_LOCK)
 	  echo "warning: no $(HF_VENV): $(HF_LOCK) could not be installed (no network? torch's CPU wheel not found?); tests/test_hf_agreement.py will fail"; \
 	else touch $@; fi
 
+##@ Maintain
 # Refresh tests/hf/requirements.lock after changing tests/hf/requirements.in (for CPython 3.11 on x86-64 Linux, where
 # torch's CPU wheel is); `make hf-lock LOCK_FLAGS=--upgrade` moves every unpinned package to its newest version.
-hf-lock: $(STAMP)
+hf-lock: $(STAMP) ## refresh tests/hf/requirements.lock from tests/hf/requirements.in
 	@[ -x $(BIN)/uv ] || $(PIP_INSTALL) uv==$(UV_VERSION)
 	$(BIN)/uv pip compile tests/hf/requirements.in --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
 	  $(addprefix --find-links ,$(HF_FIND_LINKS)) --custom-compile-command "make hf-lock" --quiet $(LOCK_FLAGS) -o $(HF_LOCK)
@@ -158,76 +165,94 @@ hf-lock: $(STAMP)
 # cores, which on 2 cores was faster than two per core (docs/maintainers/testing.md). All in one process: make test TEST_WORKERS=0
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 
-test: $(STAMP) $(DOCS_STAMP) test-tools hf-env
+##@ Test and measure
+test: $(STAMP) $(DOCS_STAMP) test-tools hf-env ## run every test, every tier, as CI does
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # The fast tier (tests/conftest.py: TIERS): everything but real grading runs, the browser, every Python
 # and PostgreSQL. For a developer's edit-test loop; `make test` (CI) runs every tier.
-test-fast: $(STAMP) $(DOCS_STAMP) hf-env
+test-fast: $(STAMP) $(DOCS_STAMP) hf-env ## run the fast tier: no real grading, browser, Pythons, PostgreSQL or Slurm
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not pythons and not postgres and not slurm"
 
+##@ Use the course
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
 # instructor does (formgrader, at the course folder). ARGS are passed on: make lab ARGS=release/theory
-lab: $(STAMP)
+lab: $(STAMP) ## JupyterLab as a student sees it (ARGS: paths, JupyterLab options)
 	$(BIN)/posenc-lab $(ARGS)
 
-formgrader: $(STAMP)
+formgrader: $(STAMP) ## JupyterLab as an instructor sees it, with formgrader, at the course folder
 	$(BIN)/posenc-lab --instructor $(ARGS)
 
 # Grade the class in parallel (posenc-grade, docs/instructors/large-class.md): make grade ARGS="--jobs 2"
-grade: $(STAMP)
+grade: $(STAMP) ## grade the class in parallel with posenc-grade (ARGS="--jobs 2")
 	$(BIN)/posenc-grade $(ARGS)
 
 # Grade the class on a Slurm cluster, from its login node (deploy/slurm/, docs/instructors/across-machines.md):
 # make grade-slurm ARGS="--tasks 4 --cpus 2"
-grade-slurm: $(STAMP)
+grade-slurm: $(STAMP) ## grade the class on a Slurm cluster (ARGS="--tasks 4 --cpus 2")
 	$(BIN)/python -m posenc_course.slurm $(ARGS)
 
-demo: $(STAMP)
-	$(BIN)/python -m posenc_course.demo
+demo: $(STAMP) ## grade three demo students end to end, in demo/
+	$(BIN)/python -m posenc_course.instructor.demo
 
+##@ Author
 # source/*/*.ipynb are built from authoring/*.md (and, for the exercises, posenc_solutions).
-notebook: $(STAMP)
-	$(BIN)/python -m posenc_course.notebook
+notebook: $(STAMP) ## build source/*/*.ipynb from authoring/*.md and posenc_solutions
+	$(BIN)/python -m posenc_course.authoring.notebook
 
 # release/ is made by nbgrader from source/, never by hand (nbgrader generate_assignment A --force, for
 # each assignment). If nbgrader refuses (this course's gradebook has submissions of an assignment whose
-# cells changed), the old release is put back and it says what to do (posenc_course/generate.py).
-release: notebook
-	$(BIN)/python -m posenc_course.generate posenc posenc-advanced posenc-current theory
+# cells changed), the old release is put back and it says what to do (posenc_course/authoring/generate.py).
+release: notebook ## make release/ from source/ with nbgrader, the old release kept if nbgrader refuses
+	$(BIN)/python -m posenc_course.authoring.generate posenc posenc-advanced posenc-current theory
 
-# Mutation testing of the graded notebooks' tests (posenc_course/mutants.py): every one-change mutant of the
+##@ Test and measure
+# Mutation testing of the graded notebooks' tests (posenc_course/qa/mutants.py): every one-change mutant of the
 # reference solutions of each graded assignment, graded by nbgrader autograde, mutants of different exercises in one
 # submission. MUTANTS_FLAGS=--sample 40 grades a deterministic sample of each, as CI does; a full run keeps its
 # tables in docs/measured/mutants.txt. MUTANTS_FLAGS="--assignment posenc-current --in-process" to iterate.
-mutants: $(STAMP)
-	$(BIN)/python $(if $(MUTANTS_FLAGS),,benchmarks/record.py) -m posenc_course.mutants $(MUTANTS_FLAGS)
+mutants: $(STAMP) ## mutation testing of the graded notebooks' tests (MUTANTS_FLAGS="--sample 40")
+	$(BIN)/python $(if $(MUTANTS_FLAGS),,benchmarks/record.py) -m posenc_course.qa.mutants $(MUTANTS_FLAGS)
 
 # Each report is also kept whole in docs/measured/, with its commit and machine, for the site to include.
-bench: $(STAMP)
+bench: $(STAMP) ## the benchmarks, each report kept in docs/measured/
 	$(BIN)/python benchmarks/record.py benchmarks/bench_solutions.py
 	$(BIN)/python benchmarks/record.py benchmarks/bench_grading.py
 	$(BIN)/python benchmarks/record.py benchmarks/bench_class.py
 
 # A class of 60 on a one-node Slurm cluster started here, next to posenc-grade (benchmarks/bench_slurm.py): as root,
 # with Slurm and PostgreSQL, which this target installs on Debian. Kept apart from `make bench`, which needs neither.
-bench-slurm: $(STAMP) slurm postgresql
+bench-slurm: $(STAMP) slurm postgresql ## a class of 60 on a one-node Slurm cluster started here (as root)
 	$(BIN)/python benchmarks/record.py benchmarks/bench_slurm.py
 
+##@ Maintain
 # Refresh the pinned versions after changing the ranges in pyproject.toml. requirements.lock is one
 # universal lock made by uv (`uv pip compile --universal`): exact versions for every Python from
 # MIN_PYTHON up and every platform, with environment markers where they differ (numpy 2.2 on 3.10,
 # 2.4 on 3.11+, ...); pip installs from it as it is. Pins already in the lock are kept while the ranges
 # allow them; `make lock LOCK_FLAGS=--upgrade` moves every package to its newest allowed version.
-lock:
+lock: ## refresh requirements.lock and docs/requirements.lock after changing pyproject.toml
 	rm -rf .lockenv && $(PYTHON) -m venv .lockenv
 	.lockenv/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	.lockenv/bin/uv pip compile pyproject.toml --extra test --universal --python-version $(MIN_PYTHON) \
-	  --override lock-overrides.txt --custom-compile-command "make lock" --quiet $(LOCK_FLAGS) -o requirements.lock
+	  --override lock-overrides.txt --no-emit-package hardened-grading --custom-compile-command "make lock" --quiet \
+	  $(LOCK_FLAGS) -o requirements.lock
 	.lockenv/bin/uv pip compile pyproject.toml --extra test --extra docs --universal --python-version $(MIN_PYTHON) \
-	  --override lock-overrides.txt --constraint requirements.lock --custom-compile-command "make lock" --quiet \
+	  --override lock-overrides.txt --no-emit-package hardened-grading --constraint requirements.lock \
+	  --custom-compile-command "make lock" --quiet \
 	  $(LOCK_FLAGS) -o docs/requirements.lock
 	rm -rf .lockenv
 
-clean:
+clean: ## remove the venvs and the caches
 	rm -rf $(VENV) $(HF_VENV) .lockenv .pytest_cache .hypothesis .benchmarks
+
+##@ Set up
+# The targets, each with its summary (the `##` on its rule line), group by group in HELP_GROUPS' order, then any
+# group it does not name; in awk as POSIX has it.
+HELP_GROUPS := Set up,Use the course,Author,Test and measure,Maintain
+help: ## list the targets, grouped, with what each does
+	@awk -v groups='$(HELP_GROUPS)' 'BEGIN { FS = ":.*## "; n = split(groups, order, ","); for (i = 1; i <= n; i++) named[order[i]] = 1 } \
+	  /^##@ / { group = substr($$0, 5); if (!(group in named)) { named[group] = 1; order[++n] = group }; next } \
+	  /^[a-zA-Z_-]+:.*## / { rows[group] = rows[group] sprintf("  %-12s %s\n", $$1, $$2) } \
+	  END { for (i = 1; i <= n; i++) if (order[i] in rows) printf "%s%s:\n%s", (shown++ ? "\n" : ""), order[i], rows[order[i]] }' \
+	  $(firstword $(MAKEFILE_LIST))

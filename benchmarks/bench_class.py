@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from posenc_course.course import generate, nbgrader_env, new_course
-from posenc_course.demo import MISTAKES
+from posenc_course.instructor.demo import MISTAKES
 from posenc_course.layout import ASSIGNMENT
 from hardened_grading.class_grading.command import default_jobs
 from posenc_course.submissions import make_submission, reference_answers, write_submission
@@ -105,7 +105,7 @@ def machine():
 
 
 def parallel(course, jobs):
-    return timed([sys.executable, "-m", "posenc_course.grade", "--force", f"--jobs={jobs}"], course)
+    return timed([sys.executable, "-m", "posenc_course.instructor.grade", "--force", f"--jobs={jobs}"], course)
 
 
 def parallel_without_ahead(course, jobs):

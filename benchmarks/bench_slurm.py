@@ -65,7 +65,7 @@ def main(argv=None):
         tmp = Path(tmp)
         local = course_on(tmp / "local", args.class_size, new_database())
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=local,
+        done = subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=local,
                               env=nbgrader_env(), capture_output=True, text=True)
         local_seconds = time.perf_counter() - started
         if done.returncode != 0:

@@ -1,5 +1,5 @@
 """Run a benchmark and keep its report: ``python benchmarks/record.py benchmarks/bench_grading.py [ARGS]``, or
-``python benchmarks/record.py -m posenc_course.mutants [ARGS]`` for a module (kept as ``mutants.txt``).
+``python benchmarks/record.py -m posenc_course.qa.mutants [ARGS]`` for a module (kept as ``mutants.txt``).
 
 The report goes to the terminal as it is printed, and whole to ``docs/measured/<script>.txt``, where the site
 includes it (docs/maintainers/benchmarks.md). Its first line names the commit and the machine. The file is

@@ -15,7 +15,9 @@ extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx-ma
 napoleon_google_docstring = False
 autodoc_default_options = {}
 add_module_names = False
-exclude_patterns = ["_build", "README.md", "requirements.lock", "measured/README.md", ".theory-cache"]
+# _generated/layout.md is included by maintainers/layout.md, not a page of its own
+exclude_patterns = ["_build", "README.md", "requirements.lock", "measured/README.md", ".theory-cache",
+                    "_generated/layout.md"]
 # The notebooks arrive executed (the theory, in _generated/) or are shown as students get them: never run here.
 nb_execution_mode = "off"
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]

@@ -9,7 +9,7 @@ with nbgrader, in real kernels; this module says within seconds, and per answer,
 import nbformat
 import pytest
 
-from posenc_course.dryrun import run_against_reference
+from posenc_course.authoring.dryrun import run_against_reference
 from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, exercise_functions, exercise_of, source_notebook
 from posenc_course.submissions import make_submission
 

@@ -189,7 +189,7 @@ def grade(root, user, python, how):
     graders.hand_over(root, user, keep=[exchange])
     env = nbgrader_env(HOME=str(home), PATH=f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     command = ([python, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"] if how == "autograde" else
-               [python, "-m", "posenc_course.grade", ASSIGNMENT, "--jobs", "2", "--force"])
+               [python, "-m", "posenc_course.instructor.grade", ASSIGNMENT, "--jobs", "2", "--force"])
     graded = graders.as_grader(user, command, course, env, timeout=1800)
     log = graded.stdout + graded.stderr
     named = re.search(r"; log: (\S+\.log)$", graded.stderr, re.MULTILINE)

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from posenc_course.layout import GRADED, ROOT, release_notebook
-from posenc_course.notebook import AuthoringError, check
+from posenc_course.authoring.notebook import AuthoringError, check
 
 SPEC_NAME = "authoring/exercises.md"
 SPEC = (ROOT / SPEC_NAME).read_text()
@@ -76,7 +76,7 @@ def test_the_spec_as_committed_passes_the_check_in_well_under_a_second():
 
 
 def test_make_notebook_stops_with_the_located_mistakes_and_writes_nothing(tmp_path, monkeypatch):
-    from posenc_course import notebook as builder
+    from posenc_course.authoring import notebook as builder
 
     spec, target = tmp_path / "exercises.md", tmp_path / "exercises.ipynb"
     spec.write_text(SPEC.replace(TEST_FENCE, "```python tests points=2"))

@@ -33,7 +33,7 @@ import pytest
 
 from posenc_course.course import new_course, nbgrader_env
 from posenc_course.layout import RELEASE_NOTEBOOK, ROOT
-from posenc_course.notebook import LANGUAGE_INFO
+from posenc_course.authoring.notebook import LANGUAGE_INFO
 from posenc_course.submissions import grade_id, make_submission, reference_answers
 
 from .wrong_solutions import WRONG
@@ -81,7 +81,7 @@ def start_lab(folder, *options, instructor=False):
     environment = dict(nbgrader_env(), JUPYTER_CONFIG_DIR=str(private / "config"),
                        JUPYTER_RUNTIME_DIR=str(private / "runtime"))
     log = private / "lab.log"
-    command = [sys.executable, "-m", "posenc_course.lab", *(["--instructor"] if instructor else []),
+    command = [sys.executable, "-m", "posenc_course.student.lab", *(["--instructor"] if instructor else []),
                "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
                f"--LabApp.user_settings_dir={private / 'settings'}", f"--LabApp.workspaces_dir={private / 'workspaces'}",

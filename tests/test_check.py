@@ -209,7 +209,7 @@ def run_all(notebook):
     Return the text the progress cell printed."""
     from nbclient import NotebookClient
 
-    from posenc_course.notebook import PROGRESS_ID
+    from posenc_course.authoring.notebook import PROGRESS_ID
 
     NotebookClient(notebook, timeout=60, kernel_name="python3", allow_errors=False).execute()
     last = notebook.cells[-1]

@@ -15,7 +15,8 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from posenc_course import class_report, demo
+from posenc_course import class_report
+from posenc_course.instructor import demo
 from posenc_course.class_report import ClassData, class_data, is_stub, normalise, sort_notebook
 from posenc_course.course import generate, new_course, run_nbgrader
 from hardened_grading.cells import META, UNREADABLE

@@ -16,9 +16,9 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 
-from posenc_course import overview
+from posenc_course.authoring import overview
 from posenc_course.layout import GRADED, ROOT, release_notebook, source_notebook
-from posenc_course.schemes import SCHEMES
+from posenc_course.authoring.schemes import SCHEMES
 
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import posenc_docs  # noqa: E402
@@ -240,7 +240,7 @@ def test_the_overview_figure_is_what_its_module_draws(tmp_path):
 
     with plt.rc_context({"figure.dpi": 90, "axes.grid": True, "font.size": 14}):
         drawn = overview.write(tmp_path / "overview.svg").read_bytes()
-    assert drawn == overview.FIGURE.read_bytes(), "docs/_static/overview.svg is stale: python -m posenc_course.overview"
+    assert drawn == overview.FIGURE.read_bytes(), "docs/_static/overview.svg is stale: python -m posenc_course.authoring.overview"
 
 
 # -- numbers typed by hand ------------------------------------------------------------------------------------

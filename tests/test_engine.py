@@ -17,12 +17,22 @@ import pytest
 import hardened_grading
 
 ENGINE = Path(hardened_grading.__file__).parent
-MODULES = sorted(path for path in ENGINE.glob("*.py"))
+MODULES = sorted(ENGINE.rglob("*.py"))  #: every module of the engine, in every folder
+
+
+def dotted(path):
+    """The module name of a file of the engine: ``hardened_grading.judge.setup`` for ``judge/setup.py``."""
+    parts = path.relative_to(ENGINE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 COURSE_PACKAGES = ("posenc_course", "posenc_solutions", "authoring", "tests")
 
 
-def imported_names(path):
-    """The modules a file imports, absolute; a relative import as ``.name`` resolved inside the engine."""
+def imported_names(path, package=None):
+    """The modules a file imports, absolute; a relative import resolved against the file's own package
+    (`package`, dotted; by default the engine's package that holds `path`). One that climbs out of the
+    engine is kept relative, as ``..name``."""
+    if package is None:
+        package = dotted(path) if path.name == "__init__.py" else dotted(path).rpartition(".")[0]
     names = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
@@ -30,14 +40,17 @@ def imported_names(path):
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0:
                 names.append(node.module)
-            elif node.level == 1:
-                names.append(f"hardened_grading.{node.module}" if node.module else "hardened_grading")
-            else:  # from .. import: out of the engine's package
-                names.append("." * node.level + (node.module or ""))
+            else:
+                parts = package.split(".")
+                if node.level > len(parts) or parts[0] != "hardened_grading":  # out of the engine's package
+                    names.append("." * node.level + (node.module or ""))
+                else:
+                    base = parts[:len(parts) - node.level + 1]
+                    names.append(".".join(base + ([node.module] if node.module else [])))
     return names
 
 
-@pytest.mark.parametrize("path", MODULES, ids=[path.name for path in MODULES])
+@pytest.mark.parametrize("path", MODULES, ids=[str(path.relative_to(ENGINE)) for path in MODULES])
 def test_no_module_of_the_engine_imports_the_course(path):
     found = [name for name in imported_names(path)
              if name.startswith(".") or name.split(".")[0] in COURSE_PACKAGES]
@@ -49,12 +62,17 @@ def test_the_check_sees_an_import_of_the_course(tmp_path):
     module = tmp_path / "bad.py"
     module.write_text("import os\nfrom posenc_course.layout import NOTEBOOK\n"
                       "def f():\n    from ..posenc_course import layout\n    import posenc_solutions.rope\n")
-    assert imported_names(module) == ["os", "posenc_course.layout", "..posenc_course", "posenc_solutions.rope"]
+    assert imported_names(module, "hardened_grading") == ["os", "posenc_course.layout", "..posenc_course",
+                                                          "posenc_solutions.rope"]
+    # in a folder of the engine, ``..`` stays inside the engine, and ``...`` leaves it
+    module.write_text("from ..cells import grade_id\nfrom . import setup\nfrom ...posenc_course import layout\n")
+    assert imported_names(module, "hardened_grading.judge") == ["hardened_grading.cells", "hardened_grading.judge",
+                                                                "...posenc_course"]
 
 
 def test_importing_every_module_of_the_engine_loads_nothing_of_the_course(tmp_path):
     """In a fresh Python started outside the repository, the engine's modules load no module of the course."""
-    names = [f"hardened_grading.{path.stem}" for path in MODULES if path.stem != "__init__"]
+    names = [dotted(path) for path in MODULES]
     code = ("import importlib, json, sys\n"
             f"for name in {names!r}:\n    importlib.import_module(name)\n"
             "print(json.dumps(sorted(sys.modules)))")

@@ -23,7 +23,7 @@ import pytest
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
 from hardened_grading.feedback import FeedbackSummary, summary
-from posenc_course.lab import instructor_environment
+from posenc_course.student.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK, exercise_of
 from posenc_course.submissions import make_submission, reference_answers
 
@@ -202,7 +202,7 @@ def test_neither_setting_shows_a_concept_answer_in_any_feedback(graded, setting)
 def test_no_posenc_check_table_holds_a_concept_answer(graded, full):
     """posenc-check's table and JSON for every graded notebook of the class; full=True is what they would
     show without the redaction, which holds no concept answer either."""
-    from posenc_course.check import as_json, format_result
+    from posenc_course.student.check import as_json, format_result
     from hardened_grading.feedback import checks_by_exercise
 
     for student in CLASS:

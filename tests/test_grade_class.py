@@ -78,7 +78,7 @@ def exercise_scores(db_url):
 
 
 def posenc_grade(course, *args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "posenc_course.grade", *args], cwd=course,
+    return subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", *args], cwd=course,
                           env=nbgrader_env(), capture_output=True, text=True, timeout=timeout)
 
 
@@ -203,7 +203,7 @@ def test_shards_on_one_postgresql_gradebook_equal_a_serial_run(serial, postgresq
     """Three shards started at once, as a Kubernetes Indexed Job starts them, each grading its part of the
     class with two workers into one PostgreSQL gradebook: together, the scores of a serial run."""
     course = make_course(tmp_path / "course", CLASS, postgresql())
-    shards = [subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--shard", f"{i}/3", "--jobs", "2"],
+    shards = [subprocess.Popen([sys.executable, "-m", "posenc_course.instructor.grade", "--shard", f"{i}/3", "--jobs", "2"],
                                cwd=course, env=nbgrader_env(), text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
               for i in range(3)]

@@ -87,7 +87,7 @@ def test_an_interrupted_parallel_run_is_finished_by_running_it_again(tmp_path, i
     course = make_course(tmp_path / "course", class_)
     # As in a terminal: its own process group, and SIGINT not ignored (a shell without job control, as CI's
     # may be, starts background commands with SIGINT ignored, and that is inherited).
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=course,
+    run = subprocess.Popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
                            env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     sleeper = course / "autograded" / "hostile-sleep" / "posenc" / "exercises.ipynb"
@@ -159,9 +159,9 @@ def nothing_left(course, seconds):
 
 
 GRADERS = {"nbgrader autograde": ["-m", "nbgrader", "autograde", "posenc"],
-           "posenc-grade": ["-m", "posenc_course.grade", "--jobs", "2"],
+           "posenc-grade": ["-m", "posenc_course.instructor.grade", "--jobs", "2"],
            # one worker, three students: killed while the second one's kernel starts ahead
-           "posenc-grade, a kernel started ahead": ["-m", "posenc_course.grade", "--jobs", "1"]}
+           "posenc-grade, a kernel started ahead": ["-m", "posenc_course.instructor.grade", "--jobs", "1"]}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -213,7 +213,7 @@ def test_a_worker_that_dies_costs_only_its_own_submission(tmp_path):
     """A worker killed while grading: its submission is reported as failed, and why; a new worker grades
     the rest; the next run grades that one submission and touches no other."""
     course = make_course(tmp_path / "course", SMALL_CLASS)
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=course,
+    run = subprocess.Popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
                            env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while True:  # a worker grading: it has a kernel (the spawn start method's helper, and a worker still
@@ -310,7 +310,7 @@ def test_on_a_terminal_a_progress_bar_shows_count_rate_and_time_left(tmp_path):
     course = make_course(tmp_path / "course", [STUDENTS["reference"], STUDENTS["blank"]])
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=course,
+    run = subprocess.Popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
                            env=nbgrader_env(), stdin=follower, stdout=follower, stderr=follower, close_fds=True)
     os.close(follower)
     shown = b""

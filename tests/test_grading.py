@@ -427,7 +427,7 @@ def grade_whole_class(course, assignment, jobs=2):
     ASSIGNMENT --jobs JOBS --force``), as an instructor grades a large class. Return its CompletedProcess,
     with nbgrader's log of every submission (the run's log file, which posenc-grade names on stderr)
     after its own output in ``stdout``."""
-    result = subprocess.run([sys.executable, "-m", "posenc_course.grade", assignment, "--jobs", str(jobs), "--force"],
+    result = subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", assignment, "--jobs", str(jobs), "--force"],
                             cwd=course, env=nbgrader_env(), capture_output=True, text=True, timeout=1800)
     named = re.search(r"; log: (\S+\.log)$", result.stderr, re.MULTILINE)
     assert named, f"posenc-grade named no log:\n{result.stdout}\n{result.stderr}"
@@ -572,7 +572,7 @@ def test_committed_release_is_what_generate_assignment_makes(tmp_path, assignmen
 
 
 def test_committed_source_notebook_is_built_from_the_spec_and_the_package():
-    from posenc_course import notebook
+    from posenc_course.authoring import notebook
     assert notebook.main(["--check"]) == 0, "a source notebook is stale: run `make notebook`"
 
 

@@ -83,7 +83,7 @@ def grade(root, user, python):
     serial = graders.as_grader(user, [python, "-m", "nbgrader", "autograde", "posenc"], course, env, timeout=1800)
     assert serial.returncode == 0, serial.stderr[-3000:]
     runs = {"autograde": (serial.stdout + serial.stderr, report.exercise_scores(course / "gradebook.db"))}
-    parallel = graders.as_grader(user, [python, "-m", "posenc_course.grade", "posenc", "--jobs", "2", "--force"],
+    parallel = graders.as_grader(user, [python, "-m", "posenc_course.instructor.grade", "posenc", "--jobs", "2", "--force"],
                                  course, env, timeout=1800)
     assert parallel.returncode == 0, parallel.stdout[-3000:] + parallel.stderr[-3000:]
     named = re.search(r"; log: (\S+\.log)$", parallel.stderr, re.MULTILINE)

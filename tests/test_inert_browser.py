@@ -44,7 +44,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.lab import instructor_environment
+from posenc_course.student.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
@@ -400,7 +400,7 @@ def check_parallel_grading(root, user, python):
     course = hostile_course(root / "course")
     graders.hand_over(root, user)
     env = nbgrader_env(PATH=f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    result = graders.as_grader(user, [python, "-m", "posenc_course.grade", "posenc", "--jobs", "2", "--force"],
+    result = graders.as_grader(user, [python, "-m", "posenc_course.instructor.grade", "posenc", "--jobs", "2", "--force"],
                                course, env, timeout=900)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     feedback = graders.as_grader(user, [python, "-m", "nbgrader", "generate_feedback", "posenc", "--force"], course,

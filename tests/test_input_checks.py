@@ -20,8 +20,8 @@ import pytest
 
 import posenc_solutions
 from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, exercise_functions
-from posenc_course.mutants import judge_in_process
-from posenc_course.mutation import dropped_guards
+from posenc_course.qa.mutants import judge_in_process
+from posenc_course.qa.mutation import dropped_guards
 
 
 #: ``{(assignment, mutant name): the reference's line that raises ValueError for every input the check rejects}``

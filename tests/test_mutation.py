@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import posenc_solutions
-from posenc_course import mutants, mutation
+from posenc_course.qa import mutants, mutation
 from posenc_course.layout import GRADED, ROOT, exercise_functions
 
 from .wrong_solutions import WRONG
@@ -96,7 +96,7 @@ def test_a_sample_of_mutants_graded_by_nbgrader_is_killed_or_set_aside_by_eviden
     """What CI runs of ``make mutants``: every sampled mutant that keeps full marks is equivalent by
     the evidence, or explained in authoring/mutants.md."""
     out = tmp_path / "outcome.json"
-    result = subprocess.run([sys.executable, "-m", "posenc_course.mutants", "--sample", "40", "--json", str(out)],
+    result = subprocess.run([sys.executable, "-m", "posenc_course.qa.mutants", "--sample", "40", "--json", str(out)],
                             cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
     outcomes = json.loads(out.read_text())
@@ -109,7 +109,7 @@ def test_a_sample_of_mutants_graded_by_nbgrader_is_killed_or_set_aside_by_eviden
 
     # --in-process, the authors' quick loop, gives the same verdict as nbgrader on every sampled mutant.
     quick = tmp_path / "in-process.json"
-    result = subprocess.run([sys.executable, "-m", "posenc_course.mutants", "--sample", "40", "--in-process",
+    result = subprocess.run([sys.executable, "-m", "posenc_course.qa.mutants", "--sample", "40", "--in-process",
                              "--json", str(quick)], cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-3000:]
     for assignment, judged in json.loads(quick.read_text()).items():

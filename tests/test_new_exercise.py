@@ -126,7 +126,7 @@ def course(tmp_path_factory):
     text = spec.read_text()
     assert text.count("**You are done.**") == 1
     spec.write_text(text.replace("**You are done.**", BLOCK.lstrip("\n") + "**You are done.**"))
-    for step in (["-m", "posenc_course.notebook"], ["-m", "nbgrader", "generate_assignment", "posenc", "--force"]):
+    for step in (["-m", "posenc_course.authoring.notebook"], ["-m", "nbgrader", "generate_assignment", "posenc", "--force"]):
         done = run(copy, *step)
         assert done.returncode == 0, f"{step}: {done.stdout}\n{done.stderr}"
     return copy
@@ -141,7 +141,7 @@ def grade(course, name, functions=None, answers=True):
         nbformat.write(make_submission(answers, {functions!r}), sys.argv[1])
     """), str(notebook))
     assert made.returncode == 0, made.stderr
-    checked = run(course, "-m", "posenc_course.check", str(notebook), "--json")
+    checked = run(course, "-m", "posenc_course.student.check", str(notebook), "--json")
     assert checked.stdout.strip(), checked.stderr
     return checked.returncode, json.loads(checked.stdout)
 

@@ -182,7 +182,7 @@ def test_grading_a_class_in_parallel_without_the_sandbox_stops_at_once_too(cours
         return files, graded_students(course) if (course / "gradebook.db").exists() else set()
 
     before = state()
-    result = subprocess.run([sys.executable, "-m", "posenc_course.grade", "--jobs", "2"], cwd=course,
+    result = subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
                             env=no_sandbox, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, result.stdout + result.stderr
     output = result.stderr

@@ -212,7 +212,7 @@ def test_a_failure_reason_from_nbgraders_log_is_one_escaped_line():
 
 def test_posenc_checks_table_shows_a_check_message_escaped():
     """posenc-check (a learner's own notebook, lower risk) shares the escaping."""
-    from posenc_course.check import format_result
+    from posenc_course.student.check import format_result
 
     checks = {"ex01": [{"test": "ex01_test", "line": 3, "hidden": False, "passed": False,
                         "message": f"got \x1b]0;pwned\x07\x1b[2J\r\n{FAKE}"}]}

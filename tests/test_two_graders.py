@@ -72,7 +72,7 @@ def submit(course, student, assignment, gated=False):
 def start(course, name, *command):
     """Start `command` (``nbgrader ...`` or ``posenc-grade ...``, with this Python) in `course`, in a process group
     of its own, its output in ``NAME.log`` beside the course."""
-    program = ["-m", "nbgrader"] if command[0] == "nbgrader" else ["-m", "posenc_course.grade"]
+    program = ["-m", "nbgrader"] if command[0] == "nbgrader" else ["-m", "posenc_course.instructor.grade"]
     log = open(course.parent / f"{name}.log", "w")
     run = subprocess.Popen([sys.executable, *program, *command[1:]], cwd=course, env=nbgrader_env(),
                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -27,7 +27,7 @@ import nbformat
 import psutil
 import pytest
 
-from posenc_course import demo
+from posenc_course.instructor import demo
 from posenc_course.course import nbgrader_env, new_course, run_nbgrader
 from posenc_course.layout import ASSIGNMENT, ROOT, course_root, release_notebook, source_notebook
 
@@ -98,7 +98,7 @@ def test_make_release_keeps_the_old_release_when_nbgrader_refuses_and_says_what_
     folder = repository / "demo"
     release = release_notebook(ASSIGNMENT, root=folder)
     before = release.read_bytes()
-    result = subprocess.run([sys.executable, "-m", "posenc_course.generate", ASSIGNMENT], cwd=folder,
+    result = subprocess.run([sys.executable, "-m", "posenc_course.authoring.generate", ASSIGNMENT], cwd=folder,
                             env=nbgrader_env(), capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stdout + result.stderr
     assert release.read_bytes() == before
@@ -179,7 +179,7 @@ def test_posenc_lab_stops_jupyterlab_and_its_kernels_on_a_signal(tmp_path, stop)
     private = tmp_path / "jupyter"
     environment = dict(nbgrader_env(), JUPYTER_CONFIG_DIR=str(private / "config"),
                        JUPYTER_RUNTIME_DIR=str(private / "runtime"), JUPYTER_DATA_DIR=str(private / "data"))
-    command = [sys.executable, "-m", "posenc_course.lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+    command = [sys.executable, "-m", "posenc_course.student.lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
                f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
                f"--ServerApp.root_dir={tmp_path}"]
     # A session of its own: the test's clean-up can then reach whatever posenc-lab leaves behind.

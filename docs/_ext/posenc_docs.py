@@ -5,8 +5,13 @@
 - ``{limits-table}``: the grading kernel's limits, each default and meaning from ``hardened_grading.sandbox.limits.Limits``,
   and the grader's (``hardened_grading.preprocessors.execute.GRADER_LIMITS``, traitlets of ``ResilientExecute``).
 - ``{solutions-table}``: the reference modules and the functions of each exercise.
+- ``{engine-settings}``: every setting of the engine (each configurable trait of its classes): its class, default
+  and ``help=``, as nbgrader's documentation generates its own.
+- ``{moved-table}``: the engine's old dotted paths and where each name is now (``hardened_grading.moved``).
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
-  get it) and a page per position scheme (``posenc_course.schemes``). Made afresh by every build, never edited.
+  get it), a page per position scheme (``posenc_course.authoring.schemes``), and what is where (``layout.md``, from
+  the tree: :mod:`posenc_layout`), which ``maintainers/layout.md`` includes. Made afresh by every build, never
+  edited.
 """
 
 import hashlib
@@ -20,6 +25,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import posenc_facts
+import posenc_layout
 
 ROOT = posenc_facts.ROOT
 DOCS = ROOT / "docs"
@@ -111,6 +117,56 @@ class LimitsTable(SphinxDirective):
             trait = ResilientExecute.class_traits()[name]
             rows.append([literal(name), [nodes.Text(str(trait.default_value))], trait.help.split(": ")[0] + "."])
         return [table(rows, ["setting", "default", "what it limits"], [3, 1, 8])]
+
+
+def engine_configurables():
+    """``[(class, {name: trait})]``: the engine's classes that have settings (configurable traits of their own), in
+    the order of its modules."""
+    import importlib
+    import pkgutil
+
+    import hardened_grading
+    from traitlets import HasTraits
+
+    found = []
+    for module_info in pkgutil.walk_packages(hardened_grading.__path__, "hardened_grading."):
+        module = importlib.import_module(module_info.name)
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, HasTraits) and value.__module__ == module.__name__:
+                own = {name: trait for name, trait in value.class_own_traits(config=True).items()}
+                if own:
+                    found.append((value, own))
+    return found
+
+
+class EngineSettings(SphinxDirective):
+    """Every setting of the engine, generated from its traitlets' ``help=``: ``c.Class.name``, default, help."""
+
+    def run(self):
+        rows = []
+        for cls, traits in engine_configurables():
+            for name, trait in sorted(traits.items()):
+                default = trait.default_value_repr() if hasattr(trait, "default_value_repr") else repr(trait.default_value)
+                rows.append([literal(f"c.{cls.__name__}.{name}"), literal(default[:60]),
+                             " ".join((trait.help or "(no help)").split()) + f" ({cls.__module__})"])
+        return [table(rows, ["setting", "default", "what it does"], [3, 2, 8])]
+
+
+class MovedTable(SphinxDirective):
+    """The engine's old dotted paths (a flat package until 2026-11), and each name's module now."""
+
+    def run(self):
+        from hardened_grading.moved import OLD_PATHS, PACKAGE
+
+        rows = []
+        for old, moved in sorted(OLD_PATHS.items()):
+            if isinstance(moved, str):
+                rows.append([literal(f"{PACKAGE}.{old}"), "(the whole module)", literal(f"{PACKAGE}.{moved}")])
+            else:
+                for module in sorted(set(moved.values())):
+                    names = ", ".join(sorted(name for name, where in moved.items() if where == module))
+                    rows.append([literal(f"{PACKAGE}.{old}"), names, literal(f"{PACKAGE}.{module}")])
+        return [table(rows, ["old module", "names", "now in"], [3, 6, 4])]
 
 
 class SolutionsTable(SphinxDirective):
@@ -233,6 +289,9 @@ LAYERS = (
     ("the course's tooling", ("posenc_course",)),
     ("the proofs and the site", ("tests", "benchmarks", "docs")),
 )
+#: Where a part's code is in the repository, where it is not the folder of its name: the engine is a distribution
+#: of its own, in engine/.
+FOLDER_OF = {"hardened_grading": "engine/hardened_grading"}
 
 
 def imports_between_parts():
@@ -242,7 +301,7 @@ def imports_between_parts():
     parts = [p for _, names in LAYERS for p in names]
     counts = {}
     for part in parts:
-        for path in (ROOT / part).rglob("*.py"):
+        for path in (ROOT / FOLDER_OF.get(part, part)).rglob("*.py"):
             if "_build" in path.parts or "_generated" in path.parts:
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
@@ -295,9 +354,9 @@ def _draw_layers(path):
 
 
 def generate(app):
-    """Write ``_generated/``: the notebooks and the scheme pages, each only when its text changed."""
+    """Write ``_generated/``: the notebooks, the scheme pages and what is where, each only when its text changed."""
     from posenc_course.layout import GRADED
-    from posenc_course.schemes import SCHEMES
+    from posenc_course.authoring.schemes import SCHEMES
 
     theory = labelled(executed_theory(Path(app.outdir).parent / ".theory-cache"), SECTION, theory_label)
     theory.metadata.setdefault("mystnb", {})["execution_mode"] = "off"
@@ -315,6 +374,7 @@ def generate(app):
     for assignment in GRADED:
         write_if_changed(GENERATED / "contract" / f"{assignment}.md", contract_page(assignment))
     draw_layers(GENERATED / "architecture.svg")
+    write_if_changed(GENERATED / "layout.md", posenc_layout.layout_page())
     sections = theory_sections()
     for scheme in SCHEMES:
         write_if_changed(GENERATED / "schemes" / f"{scheme.slug}.md", scheme_page(scheme, sections))
@@ -331,5 +391,7 @@ def setup(app):
     app.add_directive("exercise-table", ExerciseTable)
     app.add_directive("limits-table", LimitsTable)
     app.add_directive("solutions-table", SolutionsTable)
+    app.add_directive("engine-settings", EngineSettings)
+    app.add_directive("moved-table", MovedTable)
     app.connect("builder-inited", generate)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

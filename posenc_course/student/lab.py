@@ -3,16 +3,16 @@
 nbgrader installs all of its JupyterLab plugins for everybody. A student then meets the instructor's
 tools (the Formgrader and Create Assignment menu entries) and an Assignment List that, without
 nbgrader's exchange, shows "Error fetching courses!". So this environment's JupyterLab is a student's:
-``make install`` runs ``python -m posenc_course.lab student``, which disables :data:`INSTRUCTOR_PLUGINS`
+``make install`` runs ``python -m posenc_course.student.lab student``, which disables :data:`INSTRUCTOR_PLUGINS`
 and :data:`INSTRUCTOR_SERVER_EXTENSIONS` with nbgrader's documented commands (``jupyter labextension
 disable --level=sys_prefix`` and ``jupyter server extension disable --sys-prefix``). nbgrader's Validate
 button stays. ``posenc-lab --instructor`` enables them again for one JupyterLab, through a configuration
 folder of higher priority (``JUPYTER_CONFIG_PATH``), and serves the course folder, where formgrader finds
 ``nbgrader_config.py``.
 
-    posenc-lab [PATH ...] [JUPYTER LAB OPTIONS]        # a student's JupyterLab (plain `jupyter lab` is too)
-    posenc-lab --instructor [JUPYTER LAB OPTIONS]      # with formgrader, at the course folder
-    python -m posenc_course.lab student                # make this environment's JupyterLab a student's
+    posenc-lab [PATH ...] [JUPYTER LAB OPTIONS]          # a student's JupyterLab (plain `jupyter lab` is too)
+    posenc-lab --instructor [JUPYTER LAB OPTIONS]        # with formgrader, at the course folder
+    python -m posenc_course.student.lab student          # make this environment's JupyterLab a student's
 
 As root, JupyterLab refuses to start without ``--allow-root``; ``posenc-lab`` adds it, and says so.
 
@@ -31,7 +31,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .layout import course_root
+from ..layout import course_root
 
 #: nbgrader's JupyterLab plugins that only an instructor (or a course with nbgrader's exchange) uses.
 INSTRUCTOR_PLUGINS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",

@@ -1,6 +1,6 @@
 """A pytest plugin that puts one mutant in place of its reference function: ``--mutant=FILE``.
 
-``make mutants`` runs the contract tests with ``-p posenc_course.mutant_plugin --mutant=FILE``, where
+``make mutants`` runs the contract tests with ``-p posenc_course.qa.mutant_plugin --mutant=FILE``, where
 FILE is JSON: ``{"module": ..., "function": ..., "source": ...}``. The mutant is defined in its module
 of ``posenc_solutions`` (so the module's other functions call it) and re-exported from the package,
 before any test module imports it.

@@ -15,7 +15,8 @@ def duration(seconds):
 
 
 class Progress:
-    """A tqdm bar on a terminal; otherwise one plain line per submission, with the rate and time left."""
+    """A tqdm bar on a terminal (with the ``progress`` extra); otherwise one plain line per submission, with the
+    rate and time left."""
 
     def __init__(self, total, stream=sys.stderr, to_skip=0):
         self.total, self.done, self.failed, self.stream = total, 0, 0, stream
@@ -24,9 +25,8 @@ class Progress:
         self.to_skip, self.worked, self.skipped = to_skip, 0, 0
         self.started = time.monotonic()
         self.bar = None
-        if stream.isatty():
-            from tqdm import tqdm
-
+        tqdm = _tqdm() if stream.isatty() else None
+        if tqdm is not None:
             self.bar = tqdm(total=total, desc="grading", unit="submission", file=stream, dynamic_ncols=True,
                             bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]{postfix}")
 
@@ -67,6 +67,15 @@ class Progress:
     def close(self):
         if self.bar is not None:
             self.bar.close()
+
+
+def _tqdm():
+    """tqdm's bar, or None where the engine was installed without its ``progress`` extra (one line per submission)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
 
 
 def summary(outcomes, seconds, jobs, log_path, assignment, shard=None, program=PROGRAM):

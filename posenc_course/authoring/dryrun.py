@@ -1,6 +1,6 @@
 """Run every test cell of a notebook once, through the real judge, against the reference answers.
 
-``make notebook`` does this after building the source notebook (:mod:`posenc_course.notebook`), in
+``make notebook`` does this after building the source notebook (:mod:`posenc_course.authoring.notebook`), in
 this process and in well under a second: the judge's kernel side (:mod:`hardened_grading.agent`) answers
 from a namespace made by the notebook's setup and answer cells instead of from a kernel. So a test
 that fails against the reference, or that hands an answer something the judge cannot carry to a
@@ -12,7 +12,7 @@ import json
 import re
 
 from hardened_grading import agent, judge
-from .layout import grade_id, is_test_cell
+from ..layout import grade_id, is_test_cell
 
 
 class CannotCarry(Exception):

@@ -1,10 +1,11 @@
 """The course's overview figure, ``docs/_static/overview.svg``: four schemes drawn by the reference solutions.
 
 The README and the site's landing page show it. It is made by this module, never by hand:
-``python -m posenc_course.overview`` writes it again, and ``tests/test_docs.py`` checks that the committed file is
-what this module draws (the SVG is made byte-stable: matplotlib's defaults, a fixed hash salt, no date).
+``python -m posenc_course.authoring.overview`` writes it again, and ``tests/test_docs.py`` checks that the committed
+file is what this module draws (the SVG is made byte-stable: matplotlib's defaults, a fixed hash salt, no date).
 """
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import numpy as np  # noqa: E402
 
 import posenc_solutions as ps  # noqa: E402
 
-from .layout import ROOT  # noqa: E402
+from ..layout import ROOT  # noqa: E402
 
 FIGURE = ROOT / "docs" / "_static" / "overview.svg"
 
@@ -55,5 +56,24 @@ def write(path=FIGURE):
     return path
 
 
+def main(argv=None):
+    """Draw the figure into the path `argv` names, or :data:`FIGURE` without one; print the path written.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments: at most a path (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0.
+    """
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].replace("``", ""))
+    parser.add_argument("path", nargs="?", default=FIGURE, help=f"the SVG to write (default: {FIGURE})")
+    print(write(parser.parse_args(argv).path))
+    return 0
+
+
 if __name__ == "__main__":
-    print(write(*sys.argv[1:2]))
+    sys.exit(main())

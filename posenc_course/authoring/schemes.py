@@ -9,7 +9,7 @@ exists.
 
 from dataclasses import dataclass
 
-from .layout import ADVANCED, ASSIGNMENT, CURRENT
+from ..layout import ADVANCED, ASSIGNMENT, CURRENT
 
 
 @dataclass(frozen=True)

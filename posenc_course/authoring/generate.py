@@ -5,16 +5,17 @@ its cells changed and the gradebook has submissions of it ("Cannot add or remove
 there are submissions associated with it"), in a long traceback. The release is then gone. Here the old
 ``release/A/`` is put back when nbgrader fails, and a refusal is told in a few lines, with what to do.
 
-    python -m posenc_course.generate posenc posenc-advanced theory     # as make release does
+    python -m posenc_course.authoring.generate posenc posenc-advanced theory     # as make release does
 """
 
+import argparse
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from .course import load_config, run_nbgrader
-from .layout import course_root
+from ..course import load_config, run_nbgrader
+from ..layout import course_root
 
 REFUSAL = "because there are submissions associated with it"
 
@@ -75,7 +76,9 @@ def generate(course, assignment):
 
 
 def main(argv=None):
-    assignments = sys.argv[1:] if argv is None else list(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].replace("``", ""))
+    parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="an assignment of source/ to release")
+    assignments = parser.parse_args(argv).assignments
     course = course_root()
     failed = [a for a in assignments if not generate(course, a)]
     return 1 if failed else 0

@@ -15,6 +15,10 @@ Old names of ``hardened_grading.judge`` (a module until 2026-11) are still found
 
 
 def __getattr__(name):
+    import importlib.util
+
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a module of this package, not yet imported:
+        raise AttributeError(name)  # the import system imports it (``from hardened_grading.judge import agent``)
     from ..moved import old_attribute
 
     return old_attribute("judge", name)

@@ -9,7 +9,7 @@ import sys
 
 from hardened_grading import grade_class
 
-from .layout import ASSIGNMENT
+from ..layout import ASSIGNMENT
 
 
 def main(argv=None):

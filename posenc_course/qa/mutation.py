@@ -30,7 +30,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-from .layout import ASSIGNMENT, exercise_functions
+from ..layout import ASSIGNMENT, exercise_functions
 
 ARITHMETIC = {"&": "|", "|": "&", "+": "-", "-": "+", "*": "/", "/": "*", "//": "/", "%": "//", "**": "*", "@": "*"}
 COMPARISON = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==",

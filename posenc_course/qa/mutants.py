@@ -1,6 +1,6 @@
 """Mutation testing of the graded notebooks' tests: ``make mutants``.
 
-Every one-change mutant of the reference solutions (:mod:`posenc_course.mutation`) of each graded assignment
+Every one-change mutant of the reference solutions (:mod:`posenc_course.qa.mutation`) of each graded assignment
 is graded the way a student is: a submission with the reference answers and that one function changed, graded
 by ``nbgrader autograde`` in a throwaway course, with the real test cells, hidden ones included, through
 the course's real grading path (sandboxed kernel, judge). An assignment's mutants are one class, graded in one
@@ -19,11 +19,11 @@ survivor must be explained in ``authoring/mutants.md`` (a heading that is its na
 acceptable), or caught by a new hidden test, and a full run of an assignment must kill at least
 :data:`KILL_RATE_FLOOR` of its mutants that are not equivalent.
 
-    python -m posenc_course.mutants                                   # every mutant of every graded assignment
-    python -m posenc_course.mutants --assignment posenc-current       # one assignment's
-    python -m posenc_course.mutants --sample 40                       # a deterministic sample of each (CI)
-    python -m posenc_course.mutants --assignment posenc --exercise ex07   # one exercise
-    python -m posenc_course.mutants --in-process                      # judged in this process: minutes, to iterate
+    python -m posenc_course.qa.mutants                                # every mutant of every graded assignment
+    python -m posenc_course.qa.mutants --assignment posenc-current    # one assignment's
+    python -m posenc_course.qa.mutants --sample 40                    # a deterministic sample of each (CI)
+    python -m posenc_course.qa.mutants --assignment posenc --exercise ex07   # one exercise
+    python -m posenc_course.qa.mutants --in-process                   # judged in this process: minutes, to iterate
 
 The exit status is 1 when a survivor is not explained in ``authoring/mutants.md``, or a full run of an
 assignment kills less than :data:`KILL_RATE_FLOOR` of its non-equivalent mutants.
@@ -42,8 +42,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .course import generate, nbgrader_env, new_course
-from .layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, NOTEBOOK, ROOT, exercise_functions
+from ..course import generate, nbgrader_env, new_course
+from ..layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, NOTEBOOK, ROOT, exercise_functions
 from .mutation import all_mutants
 
 ACCEPTED_FILE = ROOT / "authoring" / "mutants.md"
@@ -120,7 +120,7 @@ def graded_together(mutants, assignment=ASSIGNMENT):
 def _course_with(groups, folder, first, assignment):
     """A new course in `folder` whose submissions of `assignment` are the reference (the control) and `groups`
     of mutants (:func:`graded_together`), numbered from `first`; return it and ``{student: group}``."""
-    from .submissions import make_submission, reference_answers, write_submission
+    from ..submissions import make_submission, reference_answers, write_submission
 
     course = new_course(folder)
     release = generate(course, assignment)
@@ -140,7 +140,7 @@ def grade(mutants, workdir, workers=1, assignment=ASSIGNMENT):
     reference as a control in each course; return ``{mutant key: (score, max)}`` of each mutant's exercise,
     and ``{CONTROL: (score, max)}`` of the whole notebook. With `workers` > 1 the submissions are shared
     among that many courses, each graded by its own ``nbgrader autograde`` at the same time."""
-    from .report import exercise_scores
+    from ..report import exercise_scores
 
     groups = graded_together(mutants, assignment)
     shards = [groups[i::workers] for i in range(workers) if groups[i::workers]] or [[]]
@@ -192,14 +192,14 @@ def grade(mutants, workdir, workers=1, assignment=ASSIGNMENT):
 
 def judge_in_process(mutants, assignment=ASSIGNMENT):
     """What :func:`grade` returns, but each mutant judged in this process, against the source notebook's
-    hidden tests of its own exercise, by the real judge without a kernel (:mod:`posenc_course.dryrun`):
+    hidden tests of its own exercise, by the real judge without a kernel (:mod:`posenc_course.authoring.dryrun`):
     about a second a mutant, to iterate on the tests. A mutant that runs past a minute counts as killed, as
     the grader's time limit would kill it. nbgrader's run (:func:`grade`) is the proof."""
     import signal
 
-    from .dryrun import run_against_reference
-    from .layout import exercise_of, grade_id, is_test_cell, points_per_test_cell, source_notebook
-    from .submissions import make_submission
+    from ..authoring.dryrun import run_against_reference
+    from ..layout import exercise_of, grade_id, is_test_cell, points_per_test_cell, source_notebook
+    from ..submissions import make_submission
 
     def score(mutant):
         notebook = make_submission(functions={mutant.function: mutant.source} if mutant else None,
@@ -246,7 +246,7 @@ def evidence_against(mutant, workdir, evidence=EVIDENCE[ASSIGNMENT]):
     """The first test of `evidence` that fails with `mutant` in place, or None: nothing tells them apart."""
     path = _write_mutant(mutant, workdir)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "posenc_course.mutant_plugin",
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "posenc_course.qa.mutant_plugin",
          f"--mutant={path}", *evidence],
         cwd=ROOT, env={**os.environ, "CI": "1"}, capture_output=True, text=True, timeout=1800)
     if result.returncode == 0:

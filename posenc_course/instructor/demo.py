@@ -21,15 +21,16 @@ In it, for each graded assignment, ``posenc`` (the core), ``posenc-advanced`` an
 Then ``nbgrader export`` writes every grade to ``demo/grades.csv``.
 """
 
+import argparse
 import shutil
 import sys
 import time
 from pathlib import Path
 
-from . import class_report, report
-from .course import run_nbgrader
-from .layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, ROOT, release_notebook, source_notebook
-from .submissions import make_submission, reference_answers, write_submission
+from .. import class_report, report
+from ..course import run_nbgrader
+from ..layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, ROOT, release_notebook, source_notebook
+from ..submissions import make_submission, reference_answers, write_submission
 
 #: The demo's course directory, and the file that marks it as the demo's (so that it may be made afresh).
 DEMO = ROOT / "demo"
@@ -169,7 +170,8 @@ def make_course(course=DEMO, root=ROOT):
             sys.exit(f"{course} exists and is not the demo's (no {MARK} in it): move it away, then run make demo again")
         shutil.rmtree(course)
     course.mkdir(parents=True)
-    (course / MARK).write_text("made by make demo (posenc_course/demo.py): removed and made again by each run\n")
+    (course / MARK).write_text("made by make demo (posenc_course/instructor/demo.py): removed and made again by "
+                               "each run\n")
     shutil.copy(Path(root) / "nbgrader_config.py", course / "nbgrader_config.py")
     shutil.copytree(Path(root) / "source", course / "source")
     return course
@@ -218,7 +220,9 @@ def grade(course, assignment):
     class_report.main([str(course), f"--assignment={assignment}"])
 
 
-def main():
+def main(argv=None):
+    """Run the demo (``make demo``, ``posenc demo``); it takes no argument but ``--help``."""
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     started = time.perf_counter()
     course = make_course()
     print(f"The demo's course folder: {course} (made afresh; the repository's release/ and gradebook.db are "
@@ -242,4 +246,4 @@ Done in {time.perf_counter() - started:.0f} s.""")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

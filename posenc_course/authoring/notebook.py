@@ -20,11 +20,11 @@ Building checks the spec as it goes and stops with every mistake it finds, each 
 duplicated grade id, a grade id that does not belong to its ``## Exercise N``, a test cell without
 points, a heading whose ``(1 + 2 = 3 points)`` disagrees with its test cells, a solution cell without
 its markers. Then every test cell is run once against the reference answers, through the real judge
-(:mod:`posenc_course.dryrun`): a test that fails, or that passes the answers something the judge cannot
+(:mod:`posenc_course.authoring.dryrun`): a test that fails, or that passes the answers something the judge cannot
 carry to the kernel, is reported at its line. ``authoring/README.md`` is the guide.
 
-    python -m posenc_course.notebook            # write source/posenc/exercises.ipynb and source/theory/theory.ipynb
-    python -m posenc_course.notebook --check    # exit 1 if a committed notebook is stale
+    python -m posenc_course.authoring.notebook          # write source/*/*.ipynb (the exercises and the theory)
+    python -m posenc_course.authoring.notebook --check  # exit 1 if a committed notebook is stale
 """
 
 import argparse
@@ -42,7 +42,7 @@ import nbformat
 import posenc_solutions
 
 from . import dryrun
-from .layout import ADVANCED, ASSIGNMENT, CURRENT, ROOT, source_notebook
+from ..layout import ADVANCED, ASSIGNMENT, CURRENT, ROOT, source_notebook
 #: spec -> source notebook, one per nbgrader assignment
 NOTEBOOKS = {
     ROOT / "authoring" / "exercises.md": source_notebook(ASSIGNMENT),
@@ -435,7 +435,7 @@ def _heading_problems(spec_text, spec_name, cells):
 
 def check(spec_text, spec_name="<spec>"):
     """:func:`build`, then every test cell run against the reference answers through the judge
-    (:mod:`posenc_course.dryrun`); the notebook, or AuthoringError with every mistake, located."""
+    (:mod:`posenc_course.authoring.dryrun`); the notebook, or AuthoringError with every mistake, located."""
     notebook = build(spec_text, spec_name)
     fence_lines = {}
     for match in FENCE.finditer(spec_text):

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import nbformat
 
-from .course import load_config, nbgrader_api, nbgrader_env, new_course
+from ..course import load_config, nbgrader_api, nbgrader_env, new_course
 from hardened_grading.feedback import checks_by_exercise, shorten, tested_name
 from hardened_grading.terminal import escape
-from .layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
+from ..layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
 
 LEARNER = "learner"
 SHOWN_FAILURES = 3  #: failed checks listed under an exercise, without -v or --exercise
@@ -104,7 +104,7 @@ def grade(notebook_path, workdir):
     autograded = course / "autograded" / LEARNER / assignment / NOTEBOOK
     if not result["success"] or not autograded.exists():
         raise CannotGrade("nbgrader could not grade this notebook:\n" + result.get("log", "")[-2000:])
-    from .report import exercise_scores
+    from ..report import exercise_scores
 
     scores = exercise_scores(course / "gradebook.db", assignment)[LEARNER]
     return scores, checks_by_exercise(autograded, full=False, part_of=exercise_of)  # as a student reads them before the due date
@@ -238,7 +238,7 @@ def main(argv=None):
 
 def points_of(assignment):
     """``{exercise: points}`` of the assignment, from its source notebook's metadata."""
-    from .layout import points_per_exercise
+    from ..layout import points_per_exercise
 
     return points_per_exercise(nbformat.read(str(source_notebook(assignment)), as_version=4))
 
