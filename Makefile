@@ -36,8 +36,10 @@ $(STAMP): pyproject.toml engine/pyproject.toml requirements.lock $(VENV)/.python
 	@[ "$(INSTALLER)" != uv ] || [ -x $(BIN)/uv ] || $(PIP_INSTALL) uv==$(UV_VERSION) || \
 	  echo "note: pip could not install uv $(UV_VERSION); pip installs the packages instead (slower)"
 	@$(call venv_install,--no-deps -r requirements.lock)
-	@$(call venv_install,--no-deps -e ./engine)
 	@$(call venv_install,--no-deps -e .)
+	@# the engine after the course: a venv from before it was a distribution of its own has posenc's old
+	@# record of bin/hardened-grade, which reinstalling posenc removes
+	@$(call venv_install,--no-deps -e ./engine)
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
 	$(BIN)/python -m posenc_course.student.lab student
 	@$(MAKE) --no-print-directory bubblewrap

@@ -17,88 +17,51 @@ read from PostgreSQL's password file: ``~/.pgpass``, or the file ``PGPASSFILE`` 
 
 The course directory and this repository's ``.venv`` must be on storage that every node sees. The site's
 page: docs/instructors/across-machines.md.
+
+It is the engine's Slurm submission (:mod:`hardened_grading.class_grading.slurm`, ``hardened-slurm``) with this
+course's own batch scripts. They stay the course's, in ``deploy/``, rather than the engine's generic copies: they
+run ``posenc-grade`` and this course's class report (``python -m posenc_course.class_report``) with ``posenc`` as the
+default assignment, read ``POSENC_*`` variables, and are what this course's instructors submit by hand
+(docs/instructors/across-machines.md).
 """
 
-import argparse
-import os
-import re
-import shutil
-import subprocess
+import shutil  # noqa: F401  (tests replace shutil.which, which the engine's submission uses)
 import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
 
-from hardened_grading.grade_class import UsageError, gradebook_url, safe_url
-from hardened_grading.kernel import Limits
+from hardened_grading.class_grading import slurm as engine
+from hardened_grading.class_grading.slurm import (POLL_FIRST, POLL_LONGEST, QUESTIONS_FAILED, RUNNING_STATES,  # noqa: F401
+                                                  WORKER_MB, Job, _sbatch, memory_per_cpu, only_this_machine,
+                                                  wait_for)
 
 from . import ROOT
-from .course import load_config
-from .layout import ASSIGNMENT, course_root
+from .layout import ASSIGNMENT
 
 SCRIPTS = ROOT / "deploy" / "slurm"
 GRADE_SCRIPT = SCRIPTS / "grade-class.sbatch"  #: one array task: one shard of the class
 FINISH_SCRIPT = SCRIPTS / "finish-class.sbatch"  #: after the array: what is left, grades.csv, the class report
-WORKER_MB = 1024  #: memory a grading worker (nbgrader, the judge) takes beside its kernel, with room, in MiB
-POLL_FIRST, POLL_LONGEST = 1.0, 10.0  #: seconds between questions to Slurm while waiting: at first, and at most
-QUESTIONS_FAILED = 5  #: questions about a job that may fail in a row, while waiting, before it gives up
-#: Slurm's job states before a job has ended (``squeue``'s long names)
-RUNNING_STATES = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
-                  "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
+
+#: This course's batch scripts, and what they need (:class:`hardened_grading.class_grading.slurm.Scripts`).
+COURSE_SCRIPTS = engine.Scripts(
+    grade=GRADE_SCRIPT, finish=FINISH_SCRIPT, prefix="POSENC_", programs=("posenc-grade", "nbgrader", "python"),
+    run_with="run this with the course's venv (make grade-slurm, or .venv/bin/python -m posenc_course.slurm)",
+    postgresql_help="docs/instructors/large-class.md: PostgreSQL", notebook=False)
+
+#: The command, as this course names it.
+COMMAND = engine.Command(program="python -m posenc_course.slurm", name="posenc_course.slurm",
+                         description=__doc__.splitlines()[0], default_assignment=ASSIGNMENT, scripts=COURSE_SCRIPTS)
 
 
 def shared_gradebook(course, db_url=None):
     """The gradebook every task writes to: `db_url`, else the course's ``CourseDirectory.db_url``. Raise
     :class:`UsageError` for a SQLite one or one with a password in its URL, saying what to do."""
-    from sqlalchemy.engine import make_url
-
-    url = make_url(gradebook_url(load_config(course), course, db_url))
-    if url.get_backend_name() != "postgresql":
-        raise UsageError(f"the gradebook is {safe_url(url)}: the tasks of a Slurm job need one PostgreSQL gradebook "
-                         "that every node reaches. Set c.CourseDirectory.db_url in nbgrader_config.py, or give "
-                         "--db-url postgresql://USER@HOST/DATABASE (docs/instructors/large-class.md: PostgreSQL)")
-    if url.password:
-        raise UsageError("the gradebook's URL holds a password, which the job's environment would show to the "
-                         "cluster's users: leave it out of the URL, and put it in ~/.pgpass or the file PGPASSFILE "
-                         "names, as a line HOST:PORT:DATABASE:USER:PASSWORD (chmod 600)")
-    return url.render_as_string(hide_password=False)
-
-
-def only_this_machine(url):
-    """A warning when the gradebook at `url` is on this machine (localhost, or a Unix socket), where other nodes
-    may not reach it; else None."""
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    host = parsed.host or parsed.query.get("host") or ""
-    host = host[0] if isinstance(host, tuple) else host
-    if not host or host.startswith("/") or host in ("localhost", "127.0.0.1", "::1"):
-        return (f"warning: the gradebook {safe_url(parsed)} is reached on this machine only ({host or 'a Unix socket'}); "
-                "every node of the cluster must reach it: name its host in the URL, unless the tasks run here")
-    return None
-
-
-def memory_per_cpu(course):
-    """MiB of memory per CPU for a task: one grading worker per CPU, whose kernel may use ``memory_mb`` and a private
-    /tmp of ``tmp_mb`` (the course's ``ResilientExecute`` settings), and WORKER_MB for the worker itself."""
-    settings = load_config(course).ResilientExecute
-    limits = Limits()
-    return settings.get("memory_mb", limits.memory_mb) + settings.get("tmp_mb", limits.tmp_mb) + WORKER_MB
+    return engine.shared_gradebook(course, db_url, scripts=COURSE_SCRIPTS)
 
 
 def environment(course, assignment, db_url, bin_folder, shards):
     """The variables the batch scripts read, as ``--export=ALL,NAME=VALUE,...``. The rest of the submitter's
     environment is passed on as it is, PGPASSFILE made absolute (the jobs run in the course folder)."""
-    variables = {"POSENC_COURSE": str(course), "POSENC_ASSIGNMENT": assignment, "POSENC_BIN": str(bin_folder),
-                 "POSENC_SHARDS": str(shards)}
-    if db_url:
-        variables["POSENC_DB_URL"] = db_url
-    if os.environ.get("PGPASSFILE"):
-        variables["PGPASSFILE"] = os.path.abspath(os.environ["PGPASSFILE"])
-    if any("," in value for value in variables.values()):  # sbatch splits --export at commas
-        raise UsageError(f"a comma in {variables}: sbatch's --export cannot pass it; move the course, or name the "
-                         "gradebook in nbgrader_config.py rather than with --db-url")
-    return "--export=ALL," + ",".join(f"{name}={value}" for name, value in variables.items())
+    return engine.environment(course, assignment=assignment, db_url=db_url, bin_folder=bin_folder, shards=shards,
+                              scripts=COURSE_SCRIPTS)
 
 
 def sbatch_commands(course, tasks, cpus, assignment=ASSIGNMENT, db_url=None, bin_folder=None, extra=(),
@@ -106,143 +69,20 @@ def sbatch_commands(course, tasks, cpus, assignment=ASSIGNMENT, db_url=None, bin
     """The two ``sbatch`` command lines: the array, and the job that finishes the class (its dependency,
     ``{array}``, is filled in with the array's job id). `extra`: more sbatch options for both (a partition, an
     account, a time limit); `finish_extra`: for the finish job only, after `extra`. `memory_mb`: per CPU."""
-    if tasks < 1 or cpus < 1:
-        raise UsageError(f"--tasks {tasks} --cpus {cpus}: give 1 or more of each")
-    bin_folder = bin_folder or Path(sys.executable).parent
-    common = ["--parsable", f"--chdir={course}", f"--cpus-per-task={cpus}",
-              *([f"--mem-per-cpu={memory_mb}M"] if memory_mb else []),
-              environment(course, assignment, db_url, bin_folder, tasks), *extra]
-    sbatch = shutil.which("sbatch") or "sbatch"
-    return ([sbatch, f"--array=0-{tasks - 1}", *common, str(GRADE_SCRIPT)],
-            [sbatch, "--dependency=afterany:{array}", "--kill-on-invalid-dep=no", *common, *finish_extra,
-             str(FINISH_SCRIPT)])
+    return engine.sbatch_commands(course, tasks=tasks, cpus=cpus, assignment=assignment, db_url=db_url,
+                                  bin_folder=bin_folder, extra=extra, finish_extra=finish_extra, memory_mb=memory_mb,
+                                  scripts=COURSE_SCRIPTS)
 
 
 def submit(course, tasks, cpus, assignment=ASSIGNMENT, db_url=None, extra=(), finish_extra=(), memory_mb=None):
     """Submit the array and the job that finishes the class; return their two :class:`Job` objects. `memory_mb`: per CPU
     (default: :func:`memory_per_cpu`; 0 leaves it to the cluster's default)."""
-    course = course_root(course)
-    if not (course / "nbgrader_config.py").exists():
-        raise UsageError(f"{course}: not a course directory (no nbgrader_config.py); give --course")
-    if not shutil.which("sbatch"):
-        raise UsageError("Slurm's sbatch is not on PATH: run this on a machine that submits jobs to your cluster "
-                         "(a login node)")
-    bin_folder = Path(sys.executable).parent
-    missing = [name for name in ("posenc-grade", "nbgrader", "python") if not (bin_folder / name).exists()]
-    if missing:
-        raise UsageError(f"{', '.join(missing)} not in {bin_folder}: run this with the course's venv "
-                         "(make grade-slurm, or .venv/bin/python -m posenc_course.slurm)")
-    url = shared_gradebook(course, db_url)
-    warning = only_this_machine(url)
-    if warning:
-        print(warning, file=sys.stderr)
-    (course / "logs").mkdir(exist_ok=True)  # Slurm writes the tasks' output there, and makes no folder
-    memory_mb = memory_per_cpu(course) if memory_mb is None else memory_mb
-    grade, finish = sbatch_commands(course, tasks, cpus, assignment, db_url and url, bin_folder, extra,
-                                    finish_extra, memory_mb)
-    array = _sbatch(grade)
-    finish = [part.replace("{array}", array.id) for part in finish]
-    try:
-        return array, _sbatch([*finish[:1], *array.cluster_options(), *finish[1:]])
-    except UsageError as error:
-        raise UsageError(f"{error}\nThe array, job {array.id}, is queued without the job that finishes the class: "
-                         f"cancel it (scancel {array.id}), or submit that job by hand once the problem is "
-                         f"mended: sbatch --dependency=afterany:{array.id} ... {FINISH_SCRIPT}") from None
-
-
-@dataclass(frozen=True)
-class Job:
-    """A job Slurm accepted: its id, and its cluster when sbatch named one (``--clusters``)."""
-
-    id: str
-    cluster: str = ""
-
-    def cluster_options(self):
-        return ["--clusters", self.cluster] if self.cluster else []
-
-
-def _sbatch(command):
-    """Run an ``sbatch --parsable`` command; return the :class:`Job` it submitted."""
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise UsageError(f"sbatch refused the job ({' '.join(command)}): {done.stderr.strip() or done.stdout.strip()}")
-    answer = re.fullmatch(r"(\d+)(?:;(\S+))?", done.stdout.strip())
-    if not answer:
-        raise UsageError(f"sbatch answered {done.stdout.strip()!r}, not a job id ({' '.join(command)})")
-    return Job(answer.group(1), answer.group(2) or "")
-
-
-def wait_for(job, poll=POLL_FIRST, longest=POLL_LONGEST):
-    """Wait until `job` (a :class:`Job`) has ended; return ``(its state, its exit code)``, as ``scontrol show job``
-    gives them. It asks every `poll` seconds, then less often, up to every `longest`: ``sbatch --wait`` is not used,
-    as it returned tens of seconds after the job ended. A few failed questions in a row (a busy controller) are
-    borne; more raise :class:`UsageError`."""
-    failures = 0
-    while True:
-        shown = subprocess.run([shutil.which("scontrol") or "scontrol", *job.cluster_options(), "show", "job", "-o",
-                                job.id], capture_output=True, text=True)
-        state = re.search(r"\bJobState=(\S+)", shown.stdout)
-        if shown.returncode != 0 or not state:
-            failures += 1
-            if failures > QUESTIONS_FAILED:
-                raise UsageError(f"Slurm does not answer about job {job.id} "
-                                 f"({shown.stderr.strip() or 'no state'}): see its output")
-        else:
-            failures = 0
-            if state.group(1) not in RUNNING_STATES:
-                code, signum = re.search(r"\bExitCode=(\d+):(\d+)", shown.stdout).groups()
-                return state.group(1), int(code) or (128 + int(signum) if int(signum) else 0)
-        time.sleep(poll)
-        poll = min(poll * 1.5, longest)
+    return engine.submit(course, tasks=tasks, cpus=cpus, assignment=assignment, db_url=db_url, extra=extra,
+                         finish_extra=finish_extra, memory_mb=memory_mb, scripts=COURSE_SCRIPTS)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m posenc_course.slurm", description=__doc__.splitlines()[0])
-    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT, help=f"the assignment (default: {ASSIGNMENT})")
-    parser.add_argument("--tasks", type=int, required=True, help="array tasks: the shards the class is cut into")
-    parser.add_argument("--cpus", type=int, default=2, help="CPUs per task, one grading worker each (default: 2)")
-    parser.add_argument("--mem-per-cpu", type=int, default=None, metavar="MIB",
-                        help="memory per CPU, in MiB (default: what one worker and its kernel may use, from the "
-                             "course's ResilientExecute.memory_mb and tmp_mb; 0: the cluster's default)")
-    parser.add_argument("--course", default=None, help="the course directory (default: the one you are in)")
-    parser.add_argument("--db-url", default=None, help="the PostgreSQL gradebook, in place of CourseDirectory.db_url "
-                                                       "(no password: ~/.pgpass or PGPASSFILE holds it)")
-    parser.add_argument("--sbatch", action="append", default=[], metavar="OPTION",
-                        help="one more sbatch option for both jobs, e.g. --sbatch=--partition=short, "
-                             "--sbatch=--account=cs101, --sbatch=--time=2:00:00; may be repeated")
-    parser.add_argument("--finish-sbatch", action="append", default=[], metavar="OPTION",
-                        help="one more sbatch option for the finish job only (after --sbatch's), e.g. a longer "
-                             "--finish-sbatch=--time=4:00:00: it grades alone whatever the tasks left")
-    parser.add_argument("--wait", action="store_true", help="return when the class is finished, with its exit code")
-    args = parser.parse_args(argv)
-    try:
-        course = course_root(args.course)
-        array, finish = submit(course, args.tasks, args.cpus, args.assignment, args.db_url, args.sbatch,
-                               args.finish_sbatch, args.mem_per_cpu)
-    except UsageError as error:
-        print(f"posenc_course.slurm: {error}", file=sys.stderr)
-        return 2
-    cluster = f" -M {array.cluster}" if array.cluster else ""
-    print(f"submitted: job {array.id}, {args.tasks} array tasks of {args.cpus} CPUs (grade-class.sbatch), then job "
-          f"{finish.id} (finish-class.sbatch) once they have ended\n"
-          f"  follow them: squeue{cluster} -j {array.id},{finish.id}\n"
-          f"  cancel them: scancel{cluster} {array.id} {finish.id}\n"
-          f"  their output: {course / 'logs'}/slurm-{array.id}_*.out and slurm-{finish.id}-finish.out\n"
-          f"  at the end: {course / 'grades.csv'} and the class report in {course / 'reports'}/", flush=True)
-    if not args.wait:
-        return 0
-    try:
-        state, code = wait_for(finish)
-    except KeyboardInterrupt:
-        print(f"\nno longer waiting; the jobs go on (scancel{cluster} {array.id} {finish.id} cancels them)",
-              file=sys.stderr)
-        return 130
-    except UsageError as error:
-        print(f"posenc_course.slurm: {error}", file=sys.stderr)
-        return 1
-    print(f"job {finish.id} ended: {state}, exit code {code}"
-          + ("" if state == "COMPLETED" and code == 0 else f": see {course / 'logs'}/slurm-{finish.id}-finish.out"))
-    return code if state == "COMPLETED" else (code or 1)
+    return engine.main(argv, COMMAND)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ Its folders follow nbgrader's extension points:
 - :mod:`.hooks`: nbgrader's convert hooks around each submission, and the clean-up of unfinished runs;
 - :mod:`.judge`: the trusted judge (set-up, checks, the kernel's agent, the link between them);
 - :mod:`.sandbox`: the grading kernel and its sandbox (limits, bubblewrap, cgroups, kernel spec, launcher);
-- :mod:`.class_grading`: ``hardened-grade``, a whole class in parallel (command, pool, worker, progress);
+- :mod:`.class_grading`: ``hardened-grade``, a whole class in parallel (command, pool, worker, progress), and
+  after it the grade table, the class report and Slurm grading (``hardened-scores``, ``hardened-report``,
+  ``hardened-slurm``);
 - :mod:`.untrusted`: a student's folder and text, handled without trusting them;
 - :mod:`.errors`: every exception a user can meet; :mod:`.moved`: the old dotted paths.
 """

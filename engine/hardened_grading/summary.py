@@ -57,7 +57,7 @@ def check_message(check, full=False, part_of=None):
         and ``test``, the test cell's grade id, when the message has no start that says what it tried.
     full : bool
         After the due date (``FeedbackSummary.hidden_messages``): the full message. Before it, which is
-        also what ``posenc-check`` shows, a hidden check's message keeps only what it tried and says that
+        also what a course's own checker may show a learner, a hidden check's message keeps only what it tried and says that
         it was wrong, with no expected value and no got-versus-expected detail.
 
     Returns

@@ -15,9 +15,6 @@ then compare the two gradebooks and ``autograded/`` folders, submission by submi
 The expected scores are always stock nbgrader's in the same run, never numbers of the engine's.
 """
 
-import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +23,8 @@ import nbformat
 import pytest
 
 from ..helpers.cells import nbgrader_cell as _cell
-from ..helpers.foreign_courses import (APPS_FILES, COMMAND_SECONDS, Course, ENGINES, NBGRADER_SAYS, PORT_TAKEN,
-                                       USER_GUIDE, adoption_lines, read_gradebook)
+from ..helpers.foreign_courses import (APPS_FILES, Course, ENGINES, NBGRADER_SAYS, PORT_TAKEN, USER_GUIDE,
+                                       adoption_lines, nbgrader, read_gradebook, run_python)
 
 
 # A course written here, in nbgrader's own ways that the two above do not show -----------------------
@@ -267,20 +264,6 @@ ENGINE_SUBMISSIONS = [pytest.param(course, student, flavour, id=f"{flavour}-{cou
 
 
 # Grading -----------------------------------------------------------------------------------------
-
-def run_python(folder, *args, environment=None):
-    """Run ``python ARGS`` in the course `folder`, with `environment` added to this one's; return the finished
-    process."""
-    env = {**os.environ, **(environment or {}),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run([sys.executable, *args], cwd=folder, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_SECONDS)
-
-
-def nbgrader(folder, *args, environment=None):
-    """Run ``python -m nbgrader ARGS`` in the course `folder`; return the finished process."""
-    return run_python(folder, "-m", "nbgrader", *args, environment=environment)
-
 
 @dataclass
 class Graded:

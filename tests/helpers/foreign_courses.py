@@ -5,8 +5,11 @@ nbgrader's documentation course and the files of its own autograde tests are rea
 package, which ships them (``nbgrader/docs/source/user_guide/``, ``nbgrader/tests/apps/files/``): nothing of
 nbgrader's is copied into this repository."""
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -189,3 +192,17 @@ def read_gradebook(folder, assignment):
 NBGRADER_SAYS = {"user_guide": {"hacker": 3.0, "bitdiddle": 1.5},
                  "apps_files": {"unchanged": 1.0, "changed": 2.0,
                                 "cheat-attempt": 1.0, "cheat-attempt-alternative": 1.0}}
+
+
+def run_python(folder, *args, environment=None):
+    """Run ``python ARGS`` in the course `folder`, with `environment` added to this one's; return the finished
+    process."""
+    env = {**os.environ, **(environment or {}),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run([sys.executable, *args], cwd=folder, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_SECONDS)
+
+
+def nbgrader(folder, *args, environment=None):
+    """Run ``python -m nbgrader ARGS`` in the course `folder`; return the finished process."""
+    return run_python(folder, "-m", "nbgrader", *args, environment=environment)

@@ -112,12 +112,15 @@ def test_the_engine_wheel_holds_the_engine_and_its_template_and_nothing_of_the_c
     names = zipfile.ZipFile(wheel).namelist()
     engine = {name.removeprefix("hardened_grading/") for name in names if name.startswith("hardened_grading/")}
     assert {"preprocessors/execute.py", "sandbox/launcher.py", "judge/judge.py", "judge/agent.py",
-            "class_grading/command.py", "templates/summary_first/summary_first.html.j2", "moved.py"} <= engine, sorted(engine)
+            "class_grading/command.py", "templates/summary_first/summary_first.html.j2", "moved.py",
+            "class_grading/report.py", "class_grading/grade_table.py", "class_grading/slurm.py",
+            "class_grading/sbatch/grade-class.sbatch", "class_grading/sbatch/finish-class.sbatch"} <= engine, sorted(engine)
     assert not [name for name in names if name.split("/")[0] in COURSE_PACKAGES]
     [metadata] = [name for name in names if name.endswith(".dist-info/METADATA")]
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "Name: hardened-grading" in text and "posenc" not in text.lower(), text[:2000]
     assert "Provides-Extra: postgresql" in text and "Provides-Extra: progress" in text
+    assert "Provides-Extra: report" in text
 
 
 def test_the_fresh_environment_has_the_engine_and_no_course(engine_alone):
@@ -127,7 +130,8 @@ def test_the_fresh_environment_has_the_engine_and_no_course(engine_alone):
     where, course = __import__("json").loads(run([str(bin_folder / "python"), "-c", code], bin_folder, clean_env(bin_folder)))
     assert "site-packages" in where and str(ROOT) not in where, where
     assert course == [], f"the engine's environment has the course's packages: {course}"
-    assert (bin_folder / "hardened-grade").exists()
+    assert all((bin_folder / name).exists() for name in ("hardened-grade", "hardened-report", "hardened-scores",
+                                                         "hardened-slurm"))
 
 
 def test_the_course_wheel_no_longer_carries_the_engine(tmp_path):
@@ -173,3 +177,12 @@ def test_a_course_adopting_the_engine_alone_is_graded_as_stock_nbgrader_grades_i
     run([*nbgrader, "generate_feedback", USER_GUIDE.assignment], course, env)
     page = (course / "feedback" / "hacker" / USER_GUIDE.assignment / "problem1.html").read_text()
     assert 'id="grading-summary"' in page, "the engine's feedback template, from the wheel"
+    if lines == "today's":
+        # the class report and the grade table of the engine alone (tests/grading/test_engine_reports.py: what they say),
+        # without matplotlib unless nbgrader brought it: a note in each figure's place
+        text = run([str(bin_folder / "hardened-report"), "--notebook", "problem1"], course, env)
+        assert "Class report: 2 students" in text, text
+        report = (course / "reports" / "class_report.html").read_text()
+        assert "data:image/png;base64," in report or "no figure: matplotlib is not installed" in report
+        table = run([str(bin_folder / "hardened-scores"), "--notebook", "problem1"], course, env)
+        assert [line.split()[0] for line in table.splitlines()[3:]] == ["bitdiddle", "hacker"], table

@@ -34,4 +34,11 @@ Its modules:
 - :mod:`.worker`: one worker, grading one submission with nbgrader's API;
 - :mod:`.progress`: the progress bar and the summary;
 - :mod:`.ahead`: the next submission's kernel, started while this one is graded.
+
+And what comes after grading, keyed by the course's parts (a part pattern over grade ids):
+
+- :mod:`.grade_table`: ``hardened-scores``, each student's score per part, from the gradebook;
+- :mod:`.report`: ``hardened-report``, the class report (histograms, mistakes grouped, not attempted apart);
+- :mod:`.slurm`: ``hardened-slurm``, a class graded as a Slurm job array, with its batch scripts (``sbatch/``);
+- :mod:`.course`: what these read of a course when not told (its only assignment and notebook, its parts).
 """

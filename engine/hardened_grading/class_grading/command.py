@@ -5,8 +5,8 @@
     hardened-grade ps1 --force             # grade again those already graded
     hardened-grade ps1 --shard 3/8         # the 4th of 8 equal parts of the class (one machine's share)
 
-A course may ship it under its own name, with its assignment as the default (``posenc-grade`` is
-``main(program="posenc-grade", default_assignment="posenc")``). Exit code 0 when none failed, 1 when some did, 2
+A course may ship it under its own name, with its assignment as the default (a course's ``cs101-grade`` is
+``main(program="cs101-grade", default_assignment="ps1")``). Exit code 0 when none failed, 1 when some did, 2
 when nothing could be graded.
 """
 

@@ -67,7 +67,7 @@ class ResilientExecute(Execute):
     sandbox = Enum(SANDBOX_MODES, default_value="require", help=(
         "Run the grading kernel in the bubblewrap sandbox (Linux only). 'require': a submission is not "
         "graded without it, and the error says what to do; 'if-available': sandboxed where bubblewrap "
-        "works, otherwise not (posenc-check uses it for a learner's own notebook); 'off': never, only for "
+        "works, otherwise not (for a course's own checker, on a learner's own notebook); 'off': never, only for "
         "submissions you trust (on macOS, say).")).tag(config=True)
     # The kernel's limits (hardened_grading.sandbox.limits.Limits holds the defaults; docs/instructors/grading-safely.md).
     memory_mb = Integer(Limits.memory_mb, min=256, help=(

@@ -63,14 +63,14 @@ class FeedbackSummary(Preprocessor):
     hidden_messages = Enum(list(HIDDEN_MESSAGES), default_value="auto", help=(
         "How much a failed hidden check's message says, in the summary and the test cells. "
         "'before-due': what it tried and that it was wrong, with no expected value and no got-versus-"
-        "expected detail (what posenc-check shows); 'after-due': the full message (a concept question's "
+        "expected detail (what a course's own checker may show a learner); 'after-due': the full message (a concept question's "
         "answer is never in it); 'auto': 'after-due' once the assignment's due date in nbgrader's gradebook "
         "(with the student's extension) has passed, 'before-due' before it and when there is no due "
         "date.")).tag(config=True)
     part_pattern = Unicode("", help=(
         "A regular expression whose first group, found in a test cell's grade id, names the part of the "
-        "assignment it belongs to: the summary has one row per part (posenc: r'^(ex\\d+)_', one row per "
-        "exercise). Empty (the default): one row per test cell.")).tag(config=True)
+        "assignment it belongs to: the summary has one row per part (r'^(ex\\d+)_': one row per "
+        "ex01, ex02, ...). Empty (the default): one row per test cell.")).tag(config=True)
     part_name = Unicode("test", help=(
         "What the summary calls a row (part_pattern's parts): 'test' (the default, a row per test cell), "
         "'exercise', 'problem'.")).tag(config=True)

@@ -4,7 +4,7 @@ import resource
 from dataclasses import asdict, dataclass, fields
 
 # require: no sandbox, no kernel (grading a class); if-available: sandboxed where bubblewrap works,
-# else plain (posenc-check: a learner's own notebook); off: never sandboxed (trusted submissions).
+# else plain (a course's own checker, on a learner's own notebook); off: never sandboxed (trusted submissions).
 SANDBOX_MODES = ("require", "if-available", "off")
 
 
