@@ -168,7 +168,7 @@ def phases(course, students, change=None, start_ahead=False):
     """Grade `students` one after another in this process, as a worker does, with the course's settings
     (``change(config)`` changes them): seconds per submission, in all and in each phase of :data:`PHASES`.
     `start_ahead`: each next submission's kernel is started ahead (:mod:`hardened_grading.class_grading.ahead`), as a worker does."""
-    from hardened_grading import ahead
+    from hardened_grading.class_grading import ahead
     from posenc_course.course import load_config, nbgrader_api
 
     config = load_config(course)

@@ -1,7 +1,7 @@
 """Run every test cell of a notebook once, through the real judge, against the reference answers.
 
 ``make notebook`` does this after building the source notebook (:mod:`posenc_course.authoring.notebook`), in
-this process and in well under a second: the judge's kernel side (:mod:`hardened_grading.agent`) answers
+this process and in well under a second: the judge's kernel side (:mod:`hardened_grading.judge.agent`) answers
 from a namespace made by the notebook's setup and answer cells instead of from a kernel. So a test
 that fails against the reference, or that hands an answer something the judge cannot carry to a
 kernel (an ``np.random.Generator``, an open file: anything but numbers, strings, arrays, lists,
@@ -11,7 +11,9 @@ tuples, dicts and functions), is reported at its line of the spec before any stu
 import json
 import re
 
-from hardened_grading import agent, judge
+from hardened_grading.judge import agent
+from hardened_grading.judge import judge
+from hardened_grading.judge import setup as judge_setup
 from ..layout import grade_id, is_test_cell
 
 
@@ -42,9 +44,9 @@ def _opaque_arguments(request):
 
 def run_against_reference(notebook):
     """``{grade_id: error or None}``: each test cell judged against the notebook's reference answers."""
-    setup = judge.setup_namespace(notebook)
-    kernel_namespace = judge.reference_namespace(notebook, setup)
-    functions = judge.answer_functions(notebook)
+    setup = judge_setup.setup_namespace(notebook)
+    kernel_namespace = judge_setup.reference_namespace(notebook, setup)
+    functions = judge_setup.answer_functions(notebook)
 
     def ask(request):
         opaque = _opaque_arguments(request)
@@ -58,7 +60,7 @@ def run_against_reference(notebook):
     for cell in notebook.cells:
         if is_test_cell(cell):
             the_judge = judge.Judge(ask)
-            _, error = the_judge.run(cell.source, setup, judge.cell_label(grade_id(cell)), functions)
+            _, error = the_judge.run(cell.source, setup, judge_setup.cell_label(grade_id(cell)), functions)
             verdicts[grade_id(cell)] = error
     return verdicts
 
@@ -76,7 +78,7 @@ def problems(notebook, fence_lines, spec_name):
     for name, error in run_against_reference(notebook).items():
         if error is None:
             continue
-        line = fence_lines.get(name, 0) + _test_line(error, judge.cell_label(name))
+        line = fence_lines.get(name, 0) + _test_line(error, judge_setup.cell_label(name))
         what = "cannot be run" if error["ename"] == "CannotCarry" else "fails against the reference answers"
         found.append(f"{spec_name}:{line}: test cell {name} {what}: {error['ename']}: "
                      + " ".join(str(error["evalue"]).split())[:400])

@@ -216,7 +216,7 @@ EXERCISE_TITLE = re.compile(r"^## Exercise (?P<number>\d+)[\s★]*(?P<title>.*?)
 def visible_key(source):
     """What identifies a test cell's visible code, wherever it runs: its lines without the hidden tests
     and without blank ones, each without trailing blanks (the same as the tracker's ``_key``)."""
-    from hardened_grading.judge import HIDDEN_BEGIN, HIDDEN_END
+    from hardened_grading.judge.checks import HIDDEN_BEGIN, HIDDEN_END
 
     kept, hidden = [], False
     for line in source.splitlines():
@@ -375,7 +375,7 @@ def with_progress(cells, spec_text):
             cell.metadata["tags"] = [RUN_ON]
     first = next(n for n, cell in enumerate(cells) if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("ex"))
     setup = max(n for n, cell in enumerate(cells[:first]) if cell.cell_type == "code")
-    from hardened_grading.judge import SERVE_CODE
+    from hardened_grading.judge.setup import SERVE_CODE
 
     grader = SERVE_CODE.split("=")[0].strip()  # the judge's agent, whose code runs in the grading kernel
     listed = textwrap.indent(pprint.pformat(table, width=90), " " * 8).strip()

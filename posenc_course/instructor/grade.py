@@ -1,4 +1,4 @@
-"""``posenc-grade``: the engine's class grading (:mod:`hardened_grading.grade_class`) under this course's
+"""``posenc-grade``: the engine's class grading (:mod:`hardened_grading.class_grading.command`) under this course's
 name, with its first assignment as the default.
 
     posenc-grade                           # every submission of posenc in submitted/, one worker per core
@@ -7,13 +7,13 @@ name, with its first assignment as the default.
 
 import sys
 
-from hardened_grading import grade_class
+from hardened_grading.class_grading import command
 
 from ..layout import ASSIGNMENT
 
 
 def main(argv=None):
-    return grade_class.main(argv, program="posenc-grade", default_assignment=ASSIGNMENT)
+    return command.main(argv, program="posenc-grade", default_assignment=ASSIGNMENT)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ from pathlib import Path
 import nbformat
 
 from ..course import load_config, nbgrader_api, nbgrader_env, new_course
-from hardened_grading.feedback import checks_by_exercise, shorten, tested_name
-from hardened_grading.terminal import escape
+from hardened_grading.summary import checks_by_exercise, shorten, tested_name
+from hardened_grading.untrusted.terminal import escape
 from ..layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
 
 LEARNER = "learner"
@@ -85,7 +85,7 @@ def grade(notebook_path, workdir):
     submission.parent.mkdir(parents=True)
     nbformat.write(learner, str(submission))
 
-    from hardened_grading.kernel import sandbox_problem
+    from hardened_grading.sandbox.probe import sandbox_problem
 
     problem = sandbox_problem()
     if problem:  # macOS, or Linux without bubblewrap: fine for grading one's own notebook

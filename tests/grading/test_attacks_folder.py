@@ -18,7 +18,7 @@ Then, from outside: the release, the source, the course's files and the private 
 secret is in ``autograded/``, ``feedback/`` or what the exchange released; every entry there is a regular
 file with one link, or a folder; every removed entry is named in the log; the honest students and the
 correct answers keep full marks; a notebook that was a FIFO or a link scores 0, with why, in its feedback.
-Each attack succeeds against the code before ``hardened_grading/student_folder.py`` (the commit's message
+Each attack succeeds against the code before ``hardened_grading/untrusted/folder.py`` (the commit's message
 and docs/instructors/grading-safely.md say what it did there).
 """
 
@@ -35,7 +35,8 @@ import nbformat
 import pytest
 from nbgrader.utils import notebook_hash
 
-from hardened_grading import kernel, student_folder
+from hardened_grading.sandbox import probe
+from hardened_grading.untrusted import folder as untrusted_folder
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.layout import ASSIGNMENT, NOTEBOOK
@@ -44,7 +45,7 @@ from posenc_course.submissions import make_submission, reference_answers, write_
 from ..helpers import graders
 from ..helpers.grading import MAX_POINTS
 
-pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+pytestmark = pytest.mark.skipif(probe.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 
 RUN = uuid.uuid4().hex[:12]
 SECRET = f"home-secret-{RUN}"
@@ -326,7 +327,7 @@ def test_no_module_of_the_students_folder_runs_outside_the_sandbox(attacked):
 def test_the_kernels_files_are_capped_and_the_rest_kept(attacked):
     folder = attacked.course / "autograded" / "k-many-files" / ASSIGNMENT
     entries = [p for p in folder.rglob("*") if p.name != ".hardened-grading-done"]  # marked after
-    assert len(entries) == student_folder.MAX_FILES  # files and folders
+    assert len(entries) == untrusted_folder.MAX_FILES  # files and folders
     assert (folder / NOTEBOOK).is_file() and (folder / "submission_secret.txt").is_file()
     special = attacked.course / "autograded" / "k-special-files" / ASSIGNMENT
     assert {p.name for p in special.iterdir()} == {".hardened-grading-done", NOTEBOOK, "timestamp.txt",

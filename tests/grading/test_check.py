@@ -254,7 +254,7 @@ def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
 def test_the_progress_cells_are_harmless_where_the_grader_runs_them():
     """The trusted judge runs the setup cells, the tracker and the progress cell included, in a plain
     Python process: they record nothing and raise nothing there."""
-    from hardened_grading.judge import setup_namespace
+    from hardened_grading.judge.setup import setup_namespace
     from posenc_course.layout import GRADED, release_notebook
 
     for assignment in GRADED:

@@ -22,7 +22,8 @@ import pytest
 
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
-from hardened_grading.feedback import FeedbackSummary, summary
+from hardened_grading.preprocessors.feedback_summary import FeedbackSummary
+from hardened_grading.summary import summary
 from posenc_course.student.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK, exercise_of
 from posenc_course.submissions import make_submission, reference_answers
@@ -203,7 +204,7 @@ def test_no_posenc_check_table_holds_a_concept_answer(graded, full):
     """posenc-check's table and JSON for every graded notebook of the class; full=True is what they would
     show without the redaction, which holds no concept answer either."""
     from posenc_course.student.check import as_json, format_result
-    from hardened_grading.feedback import checks_by_exercise
+    from hardened_grading.summary import checks_by_exercise
 
     for student in CLASS:
         checks = checks_by_exercise(graded.course / "autograded" / student.name / "posenc" / NOTEBOOK, full=full)
@@ -278,7 +279,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def test_a_browser_shows_the_summary_at_the_top(graded, tmp_path):
     """Rendered by headless Chromium: the summary's box starts near the top of the page; the screenshot
     is kept in pytest's temporary folder (run with -s to print its path). The page forbids every script (its
-    content security policy, hardened_grading/inert.py): the copy measured here drops the policy, to run the
+    content security policy, hardened_grading/preprocessors/inert.py): the copy measured here drops the policy, to run the
     test's own script."""
     page = tmp_path / "feedback.html"
     script = ("<script>window.addEventListener('load', () => { const box = document.getElementById('grading-summary')"

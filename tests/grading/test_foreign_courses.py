@@ -297,7 +297,7 @@ def grade(course, flavour, folder):
     generated = nbgrader(folder, "generate_assignment", course.assignment)
     assert generated.returncode == 0, f"{flavour}: generate_assignment failed:\n{generated.stdout}"
     if flavour == "engine-grade-class":
-        graded = run_python(folder, "-m", "hardened_grading.grade_class", course.assignment, "--jobs", "1",
+        graded = run_python(folder, "-m", "hardened_grading.class_grading.command", course.assignment, "--jobs", "1",
                             environment=course.environment)
     else:
         graded = nbgrader(folder, "autograde", course.assignment, environment=course.environment)

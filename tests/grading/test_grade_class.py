@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hardened_grading import grade_class
+
 from posenc_course.course import generate, load_config, nbgrader_env, new_course, run_nbgrader
 from posenc_course.submissions import reference_answers
 

@@ -20,9 +20,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hardened_grading import grade_class
-from hardened_grading.ahead import STAGING
-from hardened_grading.grading import GRADED_MARKER
+from hardened_grading.class_grading import progress as class_grading_progress
+from hardened_grading.class_grading import students as class_grading_students
+from hardened_grading.class_grading import worker as class_grading_worker
+from hardened_grading.class_grading.ahead import STAGING
+from hardened_grading.hooks.submission import GRADED_MARKER
 from posenc_course.course import nbgrader_env, new_course
 
 from ..helpers.grade_class import SMALL_CLASS, assert_expected_scores, db_url_of, grades, make_course, posenc_grade
@@ -53,7 +55,7 @@ def kernels_of(course):
     found = []
     for entry in os.listdir("/proc"):
         try:
-            if entry.isdigit() and "hardened_grading.kernel" in open(f"/proc/{entry}/cmdline").read() \
+            if entry.isdigit() and "hardened_grading.sandbox.launcher" in open(f"/proc/{entry}/cmdline").read() \
                     and str(course) in os.readlink(f"/proc/{entry}/cwd"):
                 found.append(entry)
         except OSError:
@@ -140,7 +142,7 @@ def kernel_launcher_of(course, ahead=False):
     """The pid of a grading kernel that is starting in `course` (the launcher, before it becomes bwrap), or None;
     `ahead`: only one started ahead, for the next submission (its folder is a staging folder)."""
     for pid, cmdline in processes_of(course).items():
-        if "hardened_grading.kernel" in cmdline and not cmdline.startswith("bwrap"):
+        if "hardened_grading.sandbox.launcher" in cmdline and not cmdline.startswith("bwrap"):
             try:
                 staging = f"/autograded/{STAGING}" in os.readlink(f"/proc/{pid}/cwd")
             except OSError:
@@ -184,7 +186,7 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
     run.send_signal(signal.SIGKILL)
     run.wait()
     # Left behind, a kernel would wait for its grader forever; ended, they go in well under a second. 60 s
-    # is room for a loaded machine (and for a worker's stop backstop, grade_class.STOP_GRACE).
+    # is room for a loaded machine (and for a worker's stop backstop, class_grading_worker.STOP_GRACE).
     left = nothing_left(course, seconds=60)
     assert not left, f"processes outlived the killed {command}: {left}"
 
@@ -200,7 +202,7 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
 def orphaned_kernel_folders(graders):
     """The kernels' private folders (``hardened-grading-kernel-PID-*``) of the graders of pids `graders` that are
     gone (other tests, grading at the same time, have folders of their own)."""
-    from hardened_grading.grading import KERNEL_FOLDER
+    from hardened_grading.hooks.unfinished import KERNEL_FOLDER
 
     owners = {folder: folder.name.removeprefix(KERNEL_FOLDER).partition("-")[0]
               for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*")}
@@ -260,10 +262,10 @@ def test_force_and_students_select_what_is_graded(tmp_path):
 @given(st.lists(st.text("abcxyz0123456789", min_size=1, max_size=6), unique=True, max_size=40),
        st.integers(1, 12))
 def test_shards_split_the_class_into_equal_disjoint_parts(students, count):
-    parts = [grade_class.shard_of(students, index, count) for index in range(count)]
+    parts = [class_grading_students.shard_of(students, index, count) for index in range(count)]
     assert sorted(s for part in parts for s in part) == sorted(students)
     assert max(map(len, parts)) - min(map(len, parts)) <= 1
-    assert parts == [grade_class.shard_of(list(reversed(students)), i, count) for i in range(count)], \
+    assert parts == [class_grading_students.shard_of(list(reversed(students)), i, count) for i in range(count)], \
         "the same parts whatever order the class is listed in"
 
 
@@ -365,16 +367,16 @@ def test_the_rate_and_time_left_are_of_graded_submissions_only():
     import io
 
     stream = io.StringIO()
-    progress = grade_class.Progress(4, stream=stream, to_skip=2)
+    progress = class_grading_progress.Progress(4, stream=stream, to_skip=2)
     progress.started -= 10  # 10 s ago
-    progress(grade_class.Outcome("s1", "skipped", 0.0))
-    progress(grade_class.Outcome("s2", "skipped", 0.0))
-    progress(grade_class.Outcome("s3", "graded", 10.0, problems=(("timed out", "cell ex09_x (ex09)", "why"),)))
+    progress(class_grading_worker.Outcome("s1", "skipped", 0.0))
+    progress(class_grading_worker.Outcome("s2", "skipped", 0.0))
+    progress(class_grading_worker.Outcome("s3", "graded", 10.0, problems=(("timed out", "cell ex09_x (ex09)", "why"),)))
     lines = stream.getvalue().splitlines()
     assert lines[:2] == ["[1/4] s1: already graded, skipped", "[2/4] s2: already graded, skipped"]
     assert "(0.10/s, 10 s left)" in lines[2] and "timed out: cell ex09_x (ex09)" in lines[2], lines[2]
-    text = grade_class.summary([grade_class.Outcome("s1", "skipped", 0.0),
-                                grade_class.Outcome("s3", "graded", 10.0, problems=(("timed out", "cell c", "why"),))],
+    text = class_grading_progress.summary([class_grading_worker.Outcome("s1", "skipped", 0.0),
+                                class_grading_worker.Outcome("s3", "graded", 10.0, problems=(("timed out", "cell c", "why"),))],
                                20.0, 2, "log", "posenc")
     assert "0.05 graded per second" in text and "    s3: timed out: cell c: why" in text, text
 
@@ -384,9 +386,9 @@ def test_the_grading_kernel_does_not_log_the_grader_s_own_interrupts(tmp_path):
     sends one), makes ipykernel log 'ERROR | KeyboardInterrupt caught in kernel.': not from the grading kernel."""
     from jupyter_client import KernelManager
 
-    from hardened_grading import kernel
+    from hardened_grading.sandbox import kernelspec
 
-    manager = KernelManager(kernel_spec_manager=kernel.GradingKernelSpecManager(), kernel_name=kernel.KERNEL_NAME)
+    manager = KernelManager(kernel_spec_manager=kernelspec.GradingKernelSpecManager(), kernel_name=kernelspec.KERNEL_NAME)
     with open(tmp_path / "kernel.log", "w") as log:
         manager.start_kernel(extra_arguments=["--sandbox=off"], stdout=log, stderr=log, cwd=str(tmp_path))
     client = manager.client()

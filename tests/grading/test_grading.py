@@ -157,7 +157,7 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment):
     answers_in_source = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")]
     assert len(stubs) == len(answers_in_source)
     # A function's stub raises "not answered yet" when called; a concept answer is `name = ...`, which
-    # its test cell calls "not answered yet" (hardened_grading/release.py).
+    # its test cell calls "not answered yet" (hardened_grading/preprocessors/release.py).
     concept_stubs = [c for c in stubs if re.fullmatch(r"\w+ = \.\.\.  # YOUR ANSWER HERE", c.source.strip())]
     assert [grade_id(c) for c in concept_stubs] == [grade_id(c) for c in stubs if grade_id(c).endswith("_answer")]
     assert all('raise NotImplementedError("not answered yet' in c.source for c in stubs if c not in concept_stubs)
@@ -215,7 +215,7 @@ def test_at_least_two_wrong_answers_per_exercise():
 def test_the_grading_kernel_has_a_memory_limit(tmp_path):
     from traitlets.config import Config
 
-    from hardened_grading.grading import ResilientExecute
+    from hardened_grading.preprocessors.execute import ResilientExecute
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20)")])
     config = Config()
@@ -232,7 +232,7 @@ def test_a_graded_kernel_is_stopped_as_the_setting_says(tmp_path, mode):
     way it is gone when grading returns. (What it saves is measured by ``make bench``, not here.)"""
     from traitlets.config import Config
 
-    from hardened_grading.grading import ResilientExecute
+    from hardened_grading.preprocessors.execute import ResilientExecute
 
     stops = []
 
@@ -380,11 +380,11 @@ METADATA_CHANGES = {
 
 @pytest.mark.parametrize("change", METADATA_CHANGES, ids=str)
 def test_the_faster_metadata_check_gives_nbgraders_verdict(change):
-    """hardened_grading.grading.CheckCellMetadata (its schema checked once) accepts and rejects exactly what
+    """hardened_grading.preprocessors.metadata.CheckCellMetadata (its schema checked once) accepts and rejects exactly what
     nbgrader's does, with the same error."""
     from nbgrader.nbgraderformat import MetadataValidator
 
-    from hardened_grading.grading import OnceCheckedSchemaValidator
+    from hardened_grading.preprocessors.metadata import OnceCheckedSchemaValidator
 
     def verdict(validator):
         cell = copy.deepcopy(next(c for c in SOURCE.cells if c.metadata.get("nbgrader", {}).get("grade")))
@@ -407,7 +407,7 @@ def test_kernel_folders_of_graders_that_are_gone_are_removed(tmp_path, monkeypat
     import subprocess
     import tempfile
 
-    from hardened_grading.grading import KERNEL_FOLDER, remove_kernel_folders
+    from hardened_grading.hooks.unfinished import KERNEL_FOLDER, remove_kernel_folders
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     ended = subprocess.Popen(["true"])

@@ -22,9 +22,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from hardened_grading import kernel
+from hardened_grading.sandbox import probe
 from hardened_grading.cells import engine_meta, is_test_cell
-from hardened_grading.grading import KERNEL_FOLDER
+from hardened_grading.hooks.unfinished import KERNEL_FOLDER
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.layout import NOTEBOOK
@@ -33,7 +33,7 @@ from posenc_course.submissions import grade_id, reference_answers
 from ..helpers import graders
 from ..helpers.grading import Student, answered, assert_scores, prefixed, some, submit
 
-pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+pytestmark = pytest.mark.skipif(probe.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 
 # ex10's function is called with a function of the tests, so each call runs as a cell of the kernel link's own, at
 # the test cell's place. This one answers wrongly (no abs: 4 of the cell's 6 checks pass) and shows a display with an

@@ -12,7 +12,7 @@ the screen, CSI, BEL, backspace, carriage return, a right-to-left override) and 
 
 What the grader printed (stdout, stderr) and ``posenc-grade``'s log hold no raw control character and no line that
 begins with the fake record; the escaped text is there (the channels were used); the honest student keeps full
-marks. The escaping itself is ``hardened_grading/terminal.py`` (``tests/unit/test_terminal.py``). This module imports
+marks. The escaping itself is ``hardened_grading/untrusted/terminal.py`` (``tests/unit/test_terminal.py``). This module imports
 nothing of it, so that it can run against an engine without it (where it fails).
 """
 
@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hardened_grading import kernel
+from hardened_grading.sandbox import probe
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.submissions import reference_answers, write_submission
@@ -31,7 +31,7 @@ from posenc_course.submissions import reference_answers, write_submission
 from ..helpers import graders
 from ..helpers.grading import Student, answered, assert_scores, prefixed, submit
 
-pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+pytestmark = pytest.mark.skipif(probe.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 
 FAKE = "[AutogradeApp | INFO] fake"
 #: Sent through every channel: set the window's title, clear the screen, colour by a C1 CSI, backspace, carriage

@@ -3,7 +3,7 @@
 Every test cell of both graded assignments is judged in this process, through the real judge (as
 ``make notebook`` does, :mod:`posenc_course.dryrun`), for a blank, a wrong and a partly answered
 submission. Each failed check is then shown as the feedback and ``posenc-check`` show it
-(:func:`hardened_grading.feedback.check_message`, and :class:`~hardened_grading.feedback.FeedbackSummary` on a
+(:func:`hardened_grading.summary.check_message`, and :class:`~hardened_grading.preprocessors.feedback_summary.FeedbackSummary` on a
 graded notebook made of these results), with both settings of ``FeedbackSummary.hidden_messages``; no
 text a student reads may hold the value of a concept question. The expected values are computed from
 the source notebook's answer cells, never typed here. The whole module takes about a second.
@@ -21,10 +21,13 @@ import nbformat
 import numpy as np
 import pytest
 
-from hardened_grading import agent, judge
-from hardened_grading.kernel_link import record_verdict
-from hardened_grading.feedback import (HIDDEN_MESSAGES, WITHHELD, FeedbackSummary, check_message, due_date,
-                                    full_messages, what_was_tried)
+from hardened_grading.judge import agent
+from hardened_grading.judge import judge
+from hardened_grading.judge import messages as judge_messages
+from hardened_grading.judge import setup as judge_setup
+from hardened_grading.judge.link import record_verdict
+from hardened_grading.summary import HIDDEN_MESSAGES, WITHHELD, check_message, what_was_tried
+from hardened_grading.preprocessors.feedback_summary import FeedbackSummary, due_date, full_messages
 from posenc_course.layout import GRADED, exercise_of, grade_id, is_answer_cell, is_test_cell, release_notebook, source_notebook
 
 from ..helpers.leaks import (ANSWER_TABLES, assert_no_answer_in, concept_answers, feedback_texts, graded_notebook,
@@ -210,7 +213,7 @@ def test_no_check_says_a_name_of_the_test_is_not_defined(submission):
 def test_a_long_array_is_cut_between_numbers():
     numbers = [f"{x:.6f}" for x in np.linspace(0.1234567, 9.87654321, 300)]
     message = f"f(x): expected [{' '.join(numbers)}] got [{' '.join(reversed(numbers))}]"
-    shown = judge.elide(message, 300)
+    shown = judge_messages.elide(message, 300)
     assert len(shown) <= 300 and " ... " in shown and " got [" in shown
     words = shown.replace("[", " ").replace("]", " ").replace(" ... ", " ").split()
     assert all(word in numbers for word in words if word[0].isdigit()), shown
@@ -221,11 +224,11 @@ def test_a_long_array_is_cut_between_numbers():
 def judge_concept(assignment, name, value):
     """The checks of the test cell of concept question `name` with the answer `value`."""
     source = nbformat.read(source_notebook(assignment), as_version=4)
-    setup = judge.setup_namespace(source)
+    setup = judge_setup.setup_namespace(source)
     cell = next(c for c in source.cells if grade_id(c) == f"{name}_test")
     namespace = {name: value}
     the_judge = judge.Judge(lambda request: json.loads(agent.answer_text(json.dumps(request), namespace, None)))
-    the_judge.run(cell.source, setup, judge.cell_label(grade_id(cell)))
+    the_judge.run(cell.source, setup, judge_setup.cell_label(grade_id(cell)))
     return the_judge.checks
 
 
@@ -253,7 +256,7 @@ def test_every_wrong_concept_answer_of_the_grading_tables_fails_and_the_referenc
 
 def test_a_gradebook_that_cannot_be_read_gives_nothing_away(tmp_path, caplog):
     """"auto" with a broken gradebook: the feedback is made, as before the due date, and the log says why."""
-    from hardened_grading.feedback import summary
+    from hardened_grading.summary import summary
 
     broken = tmp_path / "gradebook.db"
     broken.write_text("not a database")

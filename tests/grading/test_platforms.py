@@ -24,7 +24,8 @@ import time
 
 import pytest
 
-from hardened_grading import kernel
+from hardened_grading.sandbox import limits
+from hardened_grading.sandbox import probe as sandbox_probe
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.submissions import make_submission, reference_answers, write_submission
@@ -100,7 +101,7 @@ def test_with_the_sandbox_off_the_class_is_graded_as_usual(course, no_sandbox, h
     assert {ex: s for ex, (s, _) in scores["reference"].items()} == MAX_POINTS
     assert {ex: s for ex, (s, _) in scores["blank"].items()} == dict.fromkeys(MAX_POINTS, 0)
     # said once for the run (a class of two here), with what it means
-    assert (result.stdout + result.stderr).count(kernel.UNSANDBOXED_MEANS) == 1, result.stderr[-2000:]
+    assert (result.stdout + result.stderr).count(sandbox_probe.UNSANDBOXED_MEANS) == 1, result.stderr[-2000:]
 
 
 def test_posenc_check_grades_ones_own_notebook_without_the_sandbox(course, no_sandbox, tmp_path):
@@ -115,7 +116,7 @@ def test_posenc_check_grades_ones_own_notebook_without_the_sandbox(course, no_sa
 
 
 def test_the_kernel_refuses_to_start_unsandboxed_when_required(no_sandbox):
-    started = subprocess.run([sys.executable, "-m", "hardened_grading.kernel", "--sandbox=require", "-f", "unused.json"],
+    started = subprocess.run([sys.executable, "-m", "hardened_grading.sandbox.launcher", "--sandbox=require", "-f", "unused.json"],
                              capture_output=True, text=True, env=no_sandbox, timeout=60)
     assert started.returncode != 0
     assert "not started" in started.stderr and ADVICE in started.stderr, started.stderr
@@ -124,7 +125,7 @@ def test_the_kernel_refuses_to_start_unsandboxed_when_required(no_sandbox):
 @pytest.mark.parametrize("platform", ["darwin", "win32"])
 def test_other_platforms_are_told_that_the_sandbox_is_linux_only(monkeypatch, platform):
     monkeypatch.setattr(sys, "platform", platform)
-    assert kernel.sandbox_problem() == f"bubblewrap, the grading sandbox, exists only on Linux, and this is {platform}"
+    assert sandbox_probe.sandbox_problem() == f"bubblewrap, the grading sandbox, exists only on Linux, and this is {platform}"
 
 
 def test_a_memory_limit_the_platform_refuses_is_reported_not_fatal(monkeypatch):
@@ -132,26 +133,26 @@ def test_a_memory_limit_the_platform_refuses_is_reported_not_fatal(monkeypatch):
         raise ValueError("current limit exceeds maximum limit")
 
     monkeypatch.setattr(resource, "setrlimit", refuse)
-    assert "could not be set on this platform (current limit exceeds maximum limit)" in kernel.limit_memory(3072)
+    assert "could not be set on this platform (current limit exceeds maximum limit)" in limits.limit_memory(3072)
 
 
 def test_the_sandbox_works_on_this_linux_machine():
     """CI's machine is Linux with bubblewrap: the grading tests there run sandboxed."""
     assert sys.platform.startswith("linux")
-    assert kernel.sandbox_problem() is None, kernel.sandbox_problem()
+    assert sandbox_probe.sandbox_problem() is None, sandbox_probe.sandbox_problem()
 
 
-@pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+@pytest.mark.skipif(sandbox_probe.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 def test_a_slow_sandbox_probe_is_a_busy_machine_not_a_missing_sandbox(monkeypatch, capfd):
     """A probe that runs over its time (here: one that sleeps, given 1 s) is killed, leaves nothing running,
     and is not a reason to refuse: the grader goes on with the sandbox and says the probe was slow."""
     marker = f"posenc-slow-probe-{os.getpid()}"
-    monkeypatch.setattr(kernel, "_TRIAL", kernel._TRIAL[:-1] + ["sh", "-c", f"sleep 600 # {marker}"])
+    monkeypatch.setattr(sandbox_probe, "_TRIAL", sandbox_probe._TRIAL[:-1] + ["sh", "-c", f"sleep 600 # {marker}"])
 
     def probes():
         return [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid).count(marker)]
 
-    assert kernel.sandbox_problem(seconds=1) is None
+    assert sandbox_probe.sandbox_problem(seconds=1) is None
     assert "the sandbox probe took over 1 s" in capfd.readouterr().err
     deadline = time.monotonic() + 10  # the killed bwrap's child gets SIGKILL from --die-with-parent: at once
     while probes() and time.monotonic() < deadline:
@@ -168,10 +169,10 @@ def _cmdline(pid):
 
 def test_a_sandbox_that_fails_its_probe_is_still_refused(monkeypatch):
     """The other side: a probe that ends with an error (bwrap refuses an option) is a missing sandbox."""
-    monkeypatch.setattr(kernel, "_TRIAL", ["bwrap", "--no-such-option", "true"])
-    if kernel.shutil.which("bwrap") is None:
+    monkeypatch.setattr(sandbox_probe, "_TRIAL", ["bwrap", "--no-such-option", "true"])
+    if sandbox_probe.shutil.which("bwrap") is None:
         pytest.skip("no bubblewrap here")
-    assert "bubblewrap is installed but cannot make a sandbox here" in kernel.sandbox_problem()
+    assert "bubblewrap is installed but cannot make a sandbox here" in sandbox_probe.sandbox_problem()
 
 
 def test_grading_a_class_in_parallel_without_the_sandbox_stops_at_once_too(course, no_sandbox):

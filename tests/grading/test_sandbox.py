@@ -21,8 +21,12 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from hardened_grading import kernel
-from hardened_grading.grading import KERNEL_FOLDER
+from hardened_grading import errors
+from hardened_grading.sandbox import bwrap as sandbox_bwrap
+from hardened_grading.sandbox import cgroup as sandbox_cgroup
+from hardened_grading.sandbox import limits as sandbox_limits
+from hardened_grading.sandbox import probe as sandbox_probe
+from hardened_grading.hooks.unfinished import KERNEL_FOLDER
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
 from posenc_course.layout import NOTEBOOK, ROOT
@@ -30,7 +34,7 @@ from posenc_course.submissions import reference_answers
 
 from ..helpers.grading import Student, answered, assert_scores, prefixed, some, submit
 
-pytestmark = pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+pytestmark = pytest.mark.skipif(sandbox_probe.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 
 RUN = uuid.uuid4().hex[:12]  #: marks what this run's probes leave, to find it afterwards
 MARKER = f"posenc-probe-{RUN}"
@@ -278,12 +282,12 @@ def test_an_output_flood_is_cut_short(probed):
 ])
 def test_bad_limits_are_refused_with_the_names_allowed(text, problem):
     with pytest.raises(ValueError, match=problem):
-        kernel.Limits.parse(text)
+        sandbox_limits.Limits.parse(text)
 
 
 def test_limits_round_trip_through_the_kernels_argument():
-    limits = kernel.Limits(memory_mb=1024, processes=64, tmp_mb=32)
-    assert kernel.Limits.parse(limits.argument().partition("=")[2]) == limits
+    limits = sandbox_limits.Limits(memory_mb=1024, processes=64, tmp_mb=32)
+    assert sandbox_limits.Limits.parse(limits.argument().partition("=")[2]) == limits
 
 
 @pytest.mark.parametrize("connection, others, problem", [
@@ -297,8 +301,8 @@ def test_the_sandbox_refuses_a_kernel_it_cannot_isolate(tmp_path, connection, ot
     (tmp_path / "kernel.json").write_text(json.dumps(connection))
     for name in others:
         (tmp_path / name).write_text("{}")
-    with pytest.raises(kernel.SandboxError, match=problem):
-        kernel.connection_folder(tmp_path / "kernel.json")
+    with pytest.raises(errors.SandboxError, match=problem):
+        sandbox_bwrap.connection_folder(tmp_path / "kernel.json")
 
 
 def test_the_kernel_started_by_jupyter_over_tcp_refuses_to_run_unsandboxed(tmp_path):
@@ -307,7 +311,7 @@ def test_the_kernel_started_by_jupyter_over_tcp_refuses_to_run_unsandboxed(tmp_p
     import subprocess
     import sys
     (tmp_path / "kernel.json").write_text(json.dumps({"transport": "tcp", "ip": "127.0.0.1"}))
-    started = subprocess.run([sys.executable, "-m", "hardened_grading.kernel", "-f", str(tmp_path / "kernel.json")],
+    started = subprocess.run([sys.executable, "-m", "hardened_grading.sandbox.launcher", "-f", str(tmp_path / "kernel.json")],
                              capture_output=True, text=True, timeout=60)
     assert started.returncode != 0 and "needs Jupyter's ipc transport" in started.stderr, started.stderr
 
@@ -320,10 +324,10 @@ def test_honest_work_is_far_from_every_limit(tmp_path):
     kit = SimpleNamespace(course=course, release=generate(course),
                           answers=reference_answers(course / "source" / "posenc" / NOTEBOOK))
     submit(PROBES[0], kit)
-    defaults = kernel.Limits()
+    defaults = sandbox_limits.Limits()
     tight = [f"--ResilientExecute.{name}={max(1, getattr(defaults, name) // 4)}"
              for name in ("memory_mb", "processes", "cpu_seconds_per_cell", "file_mb", "tmp_mb")]
-    from hardened_grading.grading import GRADER_LIMITS, ResilientExecute  # outputs, comms, replies, the budget
+    from hardened_grading.preprocessors.execute import GRADER_LIMITS, ResilientExecute  # outputs, comms, replies, the budget
     tight += [f"--ResilientExecute.{name}={ResilientExecute.class_traits()[name].default_value // 4}"
               for name in GRADER_LIMITS]
     result = run_nbgrader(course, "autograde", "posenc", "--force", *tight)
@@ -354,34 +358,34 @@ def in_child(function):
 def test_a_user_other_than_root_is_capped_by_rlimit_nproc(monkeypatch):
     """Without a cgroup, RLIMIT_NPROC caps the sandbox: the user's tasks now, plus the limit."""
     import resource
-    monkeypatch.setattr(kernel, "_pids_cgroup", lambda limit: None)
+    monkeypatch.setattr(sandbox_cgroup, "_pids_cgroup", lambda limit: None)
     monkeypatch.setattr(os, "geteuid", lambda: 4242)
 
     def capped():
-        how = kernel.cap_processes(50)
-        return how, resource.getrlimit(resource.RLIMIT_NPROC)[0], kernel._tasks_of_user(os.getuid())
+        how = sandbox_cgroup.cap_processes(50)
+        return how, resource.getrlimit(resource.RLIMIT_NPROC)[0], sandbox_cgroup._tasks_of_user(os.getuid())
 
     how, limit, tasks = in_child(capped)
     assert how.startswith("RLIMIT_NPROC") and tasks + 40 <= limit <= tasks + 60, (how, limit, tasks)
 
 
 def test_root_without_a_cgroup_is_told_that_processes_are_not_capped(monkeypatch):
-    monkeypatch.setattr(kernel, "_pids_cgroup", lambda limit: None)
+    monkeypatch.setattr(sandbox_cgroup, "_pids_cgroup", lambda limit: None)
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    assert "a fork bomb is stopped only by the time limit" in kernel.process_cap_problem()
-    assert in_child(lambda: kernel.cap_processes(50)) is None
+    assert "a fork bomb is stopped only by the time limit" in sandbox_cgroup.process_cap_problem()
+    assert in_child(lambda: sandbox_cgroup.cap_processes(50)) is None
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or kernel.process_cap_problem() is not None, reason="needs a pids cgroup")
+@pytest.mark.skipif(os.geteuid() != 0 or sandbox_cgroup.process_cap_problem() is not None, reason="needs a pids cgroup")
 def test_the_pids_cgroup_holds_the_cap_and_is_removed_when_its_kernel_ends():
     def capped():
-        how = kernel.cap_processes(50)
+        how = sandbox_cgroup.cap_processes(50)
         group = Path(how.split("(", 1)[1].rstrip(")"))
         return how, (group / "pids.max").read_text().strip(), str(group)
 
     how, maximum, group = in_child(capped)
     assert how.startswith("a pids cgroup") and maximum == "50"
-    kernel.remove_stale_cgroups()
+    sandbox_cgroup.remove_stale_cgroups()
     assert not Path(group).exists()
 
 
@@ -392,7 +396,7 @@ def test_the_private_tmp_is_mounted_before_anything_bound_under_it(tmp_path):
     student = tmp_path / "course" / "autograded" / "s" / "posenc"
     student.mkdir(parents=True)
     (tmp_path / "course" / "nbgrader_config.py").write_text("")
-    args = kernel.sandbox_command(student, tmp_path, kernel.Limits())
+    args = sandbox_bwrap.sandbox_command(student, tmp_path, sandbox_limits.Limits())
     tmpfs = args.index("--tmpfs")
     assert args[tmpfs + 1] == "/tmp"
     bound_under_tmp = [i for i, arg in enumerate(args[:-1]) if arg in ("--bind", "--ro-bind")
@@ -404,7 +408,7 @@ def test_the_private_tmp_is_mounted_before_anything_bound_under_it(tmp_path):
 # the watcher, then clears its parent-death signal (as bwrap does while it starts) and becomes a long sleep.
 LAUNCHER = """
 import ctypes, os, signal, sys
-from hardened_grading.kernel import die_with_parent, watch_grader
+from hardened_grading.sandbox.parent import die_with_parent, watch_grader
 grader = int(sys.argv[1])
 die_with_parent(signal.SIGKILL)
 if sys.argv[2] == "watched":
@@ -460,7 +464,7 @@ def test_a_grader_killed_while_bwrap_has_no_parent_death_signal_takes_the_sandbo
 def test_the_grading_kernel_starts_without_ipykernel_s_debugger():
     """A grading kernel has no debugger: importing debugpy is a fifth of a kernel's start, for nothing. ipykernel
     must see it as missing (if ipykernel changed how it looks, the saving would be lost unseen)."""
-    code = ("from hardened_grading.kernel import without_debugger; without_debugger()\n"
+    code = ("from hardened_grading.sandbox.launcher import without_debugger; without_debugger()\n"
             "import sys, ipykernel.debugger as debugger, ipykernel.ipkernel\n"
             "print(debugger._is_debugpy_available, any(m.startswith(('debugpy', 'pydevd', '_pydevd')) and sys.modules[m] "
             "for m in sys.modules))")

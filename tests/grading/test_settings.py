@@ -1,6 +1,6 @@
 """Settings an instructor changes really change.
 
-Each limit's default lives in one place, the engine (:class:`hardened_grading.kernel.Limits`, and
+Each limit's default lives in one place, the engine (:class:`hardened_grading.sandbox.limits.Limits`, and
 ``ResilientExecute``'s ``GRADER_LIMITS``); the site's table of limits is read from it (tests/system/test_docs.py), not the other
 way round, and ``nbgrader_config.py`` may set any value. A course whose ``nbgrader_config.py`` raises
 every limit is graded by real ``nbgrader autograde``, and a cell of the submission reports, from inside
@@ -17,13 +17,18 @@ import nbformat
 import pytest
 from traitlets.config import Config
 
-from hardened_grading import kernel
+from hardened_grading import errors
+from hardened_grading.sandbox import bwrap
+from hardened_grading.sandbox import cgroup
+from hardened_grading.sandbox import launcher
+from hardened_grading.sandbox import limits as sandbox_limits
+from hardened_grading.sandbox import probe
 from posenc_course.course import generate, new_course, run_nbgrader
-from hardened_grading.grading import GRADER_LIMITS, ResilientExecute
+from hardened_grading.preprocessors.execute import GRADER_LIMITS, ResilientExecute
 from posenc_course.layout import ASSIGNMENT, NOTEBOOK, ROOT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
-LIMITS = [field.name for field in dataclasses.fields(kernel.Limits)] + list(GRADER_LIMITS)
+LIMITS = [field.name for field in dataclasses.fields(sandbox_limits.Limits)] + list(GRADER_LIMITS)
 
 
 def default(name):
@@ -60,10 +65,10 @@ def test_the_graders_variables_that_reach_the_sandboxed_kernel_are_an_allow_list
     arguments = ResilientExecute(config=config).kernel_arguments()
     assert [a for a in arguments if a.startswith("--inherit-env=")] == \
         ["--inherit-env=TZ", "--inherit-env=LC_*", "--inherit-env=PYTHON*"]
-    assert kernel.parse_options(arguments).inherit == ["TZ", "LC_*", "PYTHON*"]
+    assert launcher.parse_options(arguments).inherit == ["TZ", "LC_*", "PYTHON*"]
     grader = {"TZ": "Pacific/Chatham", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "POSENC_SECRET_TOKEN": "x",
               "PYTHONPATH": "/home/grader/lib", "PYTHONSTARTUP": "/home/grader/start.py", "LD_PRELOAD": "/x.so"}
-    assert kernel.inherited(["TZ", "LC_*", "PYTHON*", "LD_*"], grader) == \
+    assert bwrap.inherited(["TZ", "LC_*", "PYTHON*", "LD_*"], grader) == \
         {"TZ": "Pacific/Chatham", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0"}
     with pytest.raises(Exception, match="PYTHONPATH never reaches the sandboxed kernel"):
         ResilientExecute(config=Config({"ResilientExecute": {"inherited_environment": ["PYTHONPATH"]}}))
@@ -108,7 +113,7 @@ FILES = default("max_files") + 100
 MANY_FILES = f"import os\nos.makedirs('kept', exist_ok=True)\nfor _i in range({FILES}):\n    open(f'kept/{{_i}}', 'w').close()"
 
 
-@pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+@pytest.mark.skipif(probe.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 def test_nbgrader_config_can_raise_every_limit_and_the_kernel_honours_it(tmp_path):
     """Every limit raised, and the kernel renamed, in nbgrader_config.py: the kernel that grades is still the
     engine's sandboxed one, and it runs under the raised limits."""
@@ -132,7 +137,7 @@ def test_nbgrader_config_can_raise_every_limit_and_the_kernel_honours_it(tmp_pat
     assert seen["sandboxed"] == "1", "the kernel of another name was not the engine's sandboxed kernel"
     # the soft CPU limit is moved to the CPU used, rounded up, plus the per-cell allowance, before each cell
     assert RAISED["cpu_seconds_per_cell"] - 1 <= seen["cpu_seconds_per_cell"] <= RAISED["cpu_seconds_per_cell"]
-    if kernel.process_cap_problem() is None:  # the cap is enforced here: the default one would stop the threads
+    if cgroup.process_cap_problem() is None:  # the cap is enforced here: the default one would stop the threads
         assert seen["threads"] == THREADS, f"{seen['threads']} of {THREADS} threads started under the raised cap"
     log = result.stdout + result.stderr
     assert "was dropped" not in log, "a cell's output under the raised max_output_kb was dropped"
@@ -165,7 +170,7 @@ def data_lines(course, student):
             for line in output.get("text", "").splitlines() if line.startswith("DATA")]
 
 
-@pytest.mark.skipif(kernel.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+@pytest.mark.skipif(probe.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
 def test_read_only_paths_let_the_kernel_read_a_data_set_and_never_write_it(tmp_path):
     """``c.ResilientExecute.read_only_paths``: a data set outside the course is readable in the sandbox,
     not writable; without the setting, the sandbox does not show it at all."""
@@ -205,13 +210,13 @@ def test_a_read_only_path_that_would_show_the_course_is_refused(tmp_path, where,
     root = tmp_path / "course"
     (root / "source").mkdir(parents=True)
     path = "data" if where == "relative" else str(tmp_path / where)
-    problem = kernel.read_only_problem(path, root)
+    problem = bwrap.read_only_problem(path, root)
     assert problem and says in problem, problem
     (tmp_path / "data").mkdir()
-    assert kernel.read_only_problem(str(tmp_path / "data"), root) is None, "a folder beside the course is fine"
+    assert bwrap.read_only_problem(str(tmp_path / "data"), root) is None, "a folder beside the course is fine"
     folder = root / "autograded" / "s" / ASSIGNMENT
     folder.mkdir(parents=True)
     (root / "nbgrader_config.py").write_text("")
     (tmp_path / "kernel.json").write_text("{}")
-    with pytest.raises(kernel.SandboxError, match=f"ResilientExecute.read_only_paths: .*{says}"):
-        kernel.sandbox_command(folder, tmp_path, kernel.Limits(), [path])
+    with pytest.raises(errors.SandboxError, match=f"ResilientExecute.read_only_paths: .*{says}"):
+        bwrap.sandbox_command(folder, tmp_path, sandbox_limits.Limits(), [path])

@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from hardened_grading.cells import is_answer_cell
-from hardened_grading.grading import GRADED_MARKER
+from hardened_grading.hooks.submission import GRADED_MARKER
 from posenc_course import report
 from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, NOTEBOOK, points_per_exercise

@@ -1,7 +1,7 @@
 """A file that could not be read: its feedback leads with that fact and what to do, once.
 
 Unit tests on in-memory notebooks (milliseconds): the graded notebook of an unreadable file is the blank
-release with a first cell that says why (:class:`hardened_grading.grading.TolerantNotebookExporter`, proven
+release with a first cell that says why (:class:`hardened_grading.exporters.notebook.TolerantNotebookExporter`, proven
 with real ``nbgrader autograde`` runs in ``tests/grading/test_grading.py``); here, what its feedback makes of it.
 """
 
@@ -10,8 +10,8 @@ import re
 
 import nbformat
 
-from hardened_grading.feedback import FeedbackSummary
-from hardened_grading.grading import UNREADABLE_WHAT_TO_DO, _reason_cell
+from hardened_grading.preprocessors.feedback_summary import FeedbackSummary
+from hardened_grading.exporters.notebook import UNREADABLE_WHAT_TO_DO, _reason_cell
 from posenc_course.layout import RELEASE_NOTEBOOK, unreadable_reason
 
 REASON = "The file exercises.ipynb is not a readable Jupyter notebook (NotJSONError: Notebook does not appear to be JSON)."

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from hardened_grading import grade_class
+from hardened_grading.class_grading import gradebook as class_grading_gradebook
 from posenc_course.course import generate, load_config, nbgrader_env, new_course, run_nbgrader
 from posenc_course.submissions import reference_answers
 
@@ -31,7 +31,7 @@ def make_course(folder, students, db_url=None):
 
 
 def db_url_of(course):
-    return grade_class.gradebook_url(load_config(course), course)
+    return class_grading_gradebook.gradebook_url(load_config(course), course)
 
 
 def grades(db_url):

@@ -14,8 +14,11 @@ import re
 import nbformat
 import numpy as np
 
-from hardened_grading import agent, judge
-from hardened_grading.kernel_link import record_verdict
+from hardened_grading.judge import agent
+from hardened_grading.judge import checks as judge_checks
+from hardened_grading.judge import judge
+from hardened_grading.judge import setup as judge_setup
+from hardened_grading.judge.link import record_verdict
 from posenc_course.layout import grade_id, is_answer_cell, is_test_cell, release_notebook, source_notebook
 
 from . import advanced_answers, current_answers, wrong_solutions
@@ -32,7 +35,7 @@ CONCEPT = re.compile(r"^(ex\d\d_\w+)_answer$")
 def concept_answers(assignment):
     """``{name: reference value}`` of every concept question, from the source notebook's answer cells."""
     notebook = nbformat.read(source_notebook(assignment), as_version=4)
-    setup = judge.setup_namespace(notebook)
+    setup = judge_setup.setup_namespace(notebook)
     answers = {}
     for cell in notebook.cells:
         match = CONCEPT.match(grade_id(cell) or "")
@@ -145,7 +148,7 @@ def kernel_namespace(assignment, kind):
     """The names a submission of `kind` ("blank", "wrong", "partly") defines, as its kernel would hold them."""
     source = nbformat.read(source_notebook(assignment), as_version=4)
     release = nbformat.read(release_notebook(assignment), as_version=4)
-    namespace = dict(judge.setup_namespace(source))
+    namespace = dict(judge_setup.setup_namespace(source))
 
     def run(cells):
         with contextlib.redirect_stdout(io.StringIO()):
@@ -174,14 +177,14 @@ def kernel_namespace(assignment, kind):
 def judged(assignment, kind):
     """``[(test cell, its error output or None, its checks)]`` of a `kind` submission, judged here."""
     source = nbformat.read(source_notebook(assignment), as_version=4)
-    setup, functions = judge.setup_namespace(source), judge.answer_functions(source)
+    setup, functions = judge_setup.setup_namespace(source), judge_setup.answer_functions(source)
     namespace = kernel_namespace(assignment, kind)
     results = []
     for cell in source.cells:
         if is_test_cell(cell):
             the_judge = judge.Judge(lambda request: json.loads(agent.answer_text(
                 json.dumps(request), namespace, the_judge.answer_callback)))
-            _, error = the_judge.run(cell.source, setup, judge.cell_label(grade_id(cell)), functions)
+            _, error = the_judge.run(cell.source, setup, judge_setup.cell_label(grade_id(cell)), functions)
             results.append((cell, error, [check.as_dict() for check in the_judge.checks]))
     return results
 
@@ -189,14 +192,14 @@ def judged(assignment, kind):
 
 def graded_notebook(assignment, results):
     """The source notebook as autograde leaves it: each test cell with the outputs, checks and score
-    that the grader gives it (:func:`hardened_grading.kernel_link.record_verdict`)."""
+    that the grader gives it (:func:`hardened_grading.judge.link.record_verdict`)."""
     notebook = nbformat.read(source_notebook(assignment), as_version=4)
     by_id = {grade_id(cell): (error, checks) for cell, error, checks in results}
     for cell in notebook.cells:
         if is_test_cell(cell):
             error, checks = by_id[grade_id(cell)]
             cell.outputs = []
-            record_verdict(cell, [judge.Check(**check) for check in checks], "", error)
+            record_verdict(cell, [judge_checks.Check(**check) for check in checks], "", error)
     return notebook
 
 

@@ -213,12 +213,12 @@ def test_the_generated_tables_show_the_codes_values(site):
     out, _ = site
     from dataclasses import fields
 
-    from hardened_grading.kernel import Limits
+    from hardened_grading.sandbox.limits import Limits
 
     safely = "".join(Page((out / "instructors" / "grading-safely.html").read_text()).text)
     for field in fields(Limits):
         assert re.search(rf"{field.name}\s*{field.default}\b", safely), field.name
-    from hardened_grading.grading import GRADER_LIMITS, ResilientExecute
+    from hardened_grading.preprocessors.execute import GRADER_LIMITS, ResilientExecute
 
     for name in GRADER_LIMITS:
         assert re.search(rf"{name}\s*{ResilientExecute.class_traits()[name].default_value}\b", safely), name

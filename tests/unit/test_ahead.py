@@ -1,4 +1,4 @@
-"""The next submission's kernel started ahead (:mod:`hardened_grading.ahead`).
+"""The next submission's kernel started ahead (:mod:`hardened_grading.class_grading.ahead`).
 
 Unit tests of the hand-over on folders and processes made here (milliseconds). A real ``posenc-grade`` run
 with one worker, where every submission but the first gets the kernel started while the one before it was
@@ -15,8 +15,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from hardened_grading import ahead, kernel
-from hardened_grading.grading import GRADED_MARKER
+from hardened_grading.class_grading import ahead
+from hardened_grading import errors
+from hardened_grading.sandbox import bwrap
+from hardened_grading.sandbox import launcher
+from hardened_grading.sandbox import limits as sandbox_limits
+from hardened_grading.hooks.submission import GRADED_MARKER
 
 
 @pytest.fixture
@@ -167,24 +171,24 @@ def test_the_sandbox_binds_the_staging_folder_where_the_student_s_folder_will_be
     connection = course / "connection"
     connection.mkdir()
     target = course / "autograded" / "s1" / "ps1"
-    args = kernel.sandbox_command(staging, connection, kernel.Limits(), seen_as=str(target))
+    args = bwrap.sandbox_command(staging, connection, sandbox_limits.Limits(), seen_as=str(target))
     at = args.index(str(staging.resolve()))
     assert args[at - 1:at + 4] == ["--bind", str(staging.resolve()), str(target), "--chdir", str(target)]
     assert str(staging) not in args[at + 1:], "the kernel sees its folder at the student's path only"
     for outside in (course / "source" / "ps1", course.parent / "elsewhere"):
-        with pytest.raises(kernel.SandboxError, match="not a folder in"):
-            kernel.sandbox_command(staging, connection, kernel.Limits(), seen_as=str(outside))
+        with pytest.raises(errors.SandboxError, match="not a folder in"):
+            bwrap.sandbox_command(staging, connection, sandbox_limits.Limits(), seen_as=str(outside))
 
 
 def test_the_student_folder_option_is_read():
-    options = kernel.parse_options(["--student-folder=/c/autograded/s1/ps1", "-f", "k.json"])
+    options = launcher.parse_options(["--student-folder=/c/autograded/s1/ps1", "-f", "k.json"])
     assert options.student_folder == "/c/autograded/s1/ps1" and options.rest == ["-f", "k.json"]
 
 
 @pytest.mark.parametrize(("settings", "ahead_mode"), [
     ({}, True), ({"start_ahead": False}, False), ({"sandbox": "off"}, False)], ids=["default", "switched off", "no sandbox"])
 def test_kernels_are_started_ahead_only_when_sandboxed_and_not_switched_off(settings, ahead_mode):
-    from hardened_grading.grading import ResilientExecute
+    from hardened_grading.preprocessors.execute import ResilientExecute
 
     executor = ResilientExecute(**settings)
     executor.extra_arguments = executor.kernel_arguments()
@@ -199,7 +203,7 @@ def test_a_kernel_started_ahead_that_does_not_answer_is_replaced_by_one_started_
     from jupyter_client.kernelspec import KernelSpec
     from nbclient.util import run_sync
 
-    from hardened_grading.grading import ResilientExecute
+    from hardened_grading.preprocessors.execute import ResilientExecute
 
     folder = course / "autograded" / "s1" / "ps1"
     folder.mkdir(parents=True)

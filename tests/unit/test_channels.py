@@ -13,11 +13,14 @@ import nbformat
 import pytest
 from nbgrader.utils import determine_grade
 
-from hardened_grading import agent, judge
+from hardened_grading.judge import agent
+from hardened_grading.judge import checks as judge_checks
+from hardened_grading.judge import judge
+from hardened_grading.judge import setup
 from hardened_grading.cells import engine_meta
-from hardened_grading.grading import QUEUED_MESSAGES, ResilientExecute, capped_client
-from hardened_grading.kernel_link import KernelLink, inert, record_verdict
-from hardened_grading.kernel_link import TestCellRun as CellRun
+from hardened_grading.preprocessors.execute import QUEUED_MESSAGES, ResilientExecute, capped_client
+from hardened_grading.judge.link import KernelLink, inert, record_verdict
+from hardened_grading.judge.link import TestCellRun as CellRun
 
 from ..helpers.cells import answer_cell, grade_cell
 
@@ -60,7 +63,7 @@ def display(text, display_id=None, msg_type="display_data", parent="request-1"):
 def judged_verdict(cell, passed=(True, False), printed=""):
     """The judge's verdict on `cell`: its checks, one passed and one failed by default (half its points), after
     `printed` (:func:`record_verdict`)."""
-    checks = judge.routed_checks(cell.source)[1]
+    checks = judge_checks.routed_checks(cell.source)[1]
     for check, ok in zip(checks, passed):
         check.passed = ok
         check.message = "" if ok else "f(2): expected 3, got 2"
@@ -235,7 +238,7 @@ def test_a_forged_reply_over_the_cap_is_refused_by_the_grader():
     """A reply the kernel sends by hand, past the agent's own check."""
     link = KernelLink(executor(max_reply_kb=64), None)
     assert link._checked_reply(json.dumps({"id": 1, "v": "x" * 1000})) == {"id": 1, "v": "x" * 1000}
-    with pytest.raises(judge.ReplyTooLarge, match="over the 64 KiB a reply may be"):
+    with pytest.raises(setup.ReplyTooLarge, match="over the 64 KiB a reply may be"):
         link._checked_reply(json.dumps({"id": 1, "v": "x" * 70_000}))
 
 
@@ -248,7 +251,7 @@ def test_a_batch_too_large_is_asked_call_by_call():
             return {"status": "raised", "types": ["ReplyTooLarge", "Exception"], "message": "too large"}
         return {"status": "ok", "value": agent.encode(2 * agent.decode(request["args"][0]))}
 
-    predicted = judge.predicted_calls("double(1)\ndouble(2)\n", {"double": lambda x: 2 * x}, {"double"})
+    predicted = setup.predicted_calls("double(1)\ndouble(2)\n", {"double": lambda x: 2 * x}, {"double"})
     stdout, error = judge.Judge(ask).run("out = [double(1), double(2)]\nresults.extend(out)",
                                          {"results": (results := [])}, "<t>", functions={"double"},
                                          predicted=predicted)

@@ -14,7 +14,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from hardened_grading import grade_class
+from hardened_grading.class_grading import command as class_grading_command
+from hardened_grading.class_grading import students
 from posenc_course import ROOT
 from posenc_course.layout import ASSIGNMENT
 
@@ -73,8 +74,8 @@ def test_the_manifest_runs_one_shard_per_completion_index():
     index = spec["completions"] - 1  # the last pod, as the shell would expand its command
     expanded = [w.replace("$JOB_COMPLETION_INDEX", str(index)).replace("$SHARD_COUNT", env["SHARD_COUNT"])
                 .replace("$GRADEBOOK_URL", "postgresql://u@db/posenc") for w in words[2:]]
-    args = grade_class.parser("posenc-grade", ASSIGNMENT).parse_args(expanded)
-    assert grade_class.parse_shard(args.shard) == (index, spec["completions"])
+    args = class_grading_command.parser("posenc-grade", ASSIGNMENT).parse_args(expanded)
+    assert students.parse_shard(args.shard) == (index, spec["completions"])
     assert args.db_url.startswith("postgresql://") and args.course == container["workingDir"]
 
 

@@ -5,9 +5,9 @@ by hand said apart. On in-memory notebooks, as nbgrader's autograde leaves them 
 import nbformat
 import pytest
 
-from hardened_grading.feedback import (FeedbackSummary, each_test_cell, failed_assert, part_by_pattern,
-                                       points_by_hand, summary)
-from hardened_grading import feedback
+from hardened_grading.preprocessors.feedback_summary import FeedbackSummary, points_by_hand
+from hardened_grading.summary import each_test_cell, failed_assert, part_by_pattern, summary
+from hardened_grading import summary as summary_module
 
 from ..helpers.cells import grade_cell, nbgrader_cell
 
@@ -76,4 +76,4 @@ def test_points_graded_by_hand_are_said_apart():
     ("squares", part_by_pattern(r"^([^_]+)_"), "squares"),
 ], ids=["a test cell its own part", "a course's exercise prefix", "no pattern", "no match"])
 def test_what_a_test_cell_tests_is_its_grade_id_without_its_part(test_id, part_of, name):
-    assert feedback.tested_name(test_id, part_of) == name  # imported by name, pytest would collect it as a test
+    assert summary_module.tested_name(test_id, part_of) == name  # imported by name, pytest would collect it as a test

@@ -3,12 +3,12 @@ its preprocessors: milliseconds each, no kernel, no nbgrader command. The whole-
 (``test_grading``, ``test_unreadable``, ``test_foreign_courses``) prove them together; these say which
 piece broke.
 
-- :class:`hardened_grading.release.AnswerStubs`, nbgrader's ``ClearSolutions`` for ``generate_assignment``;
-- :class:`hardened_grading.grading.TolerantNotebookExporter`, ``Autograde.exporter_class``;
-- :func:`hardened_grading.grading.mark_graded` (``Autograde.post_convert_hook``) and
-  :func:`hardened_grading.grading.remove_unfinished`, which finish an interrupted run, with the submissions'
+- :class:`hardened_grading.preprocessors.release.AnswerStubs`, nbgrader's ``ClearSolutions`` for ``generate_assignment``;
+- :class:`hardened_grading.exporters.notebook.TolerantNotebookExporter`, ``Autograde.exporter_class``;
+- :func:`hardened_grading.hooks.submission.mark_graded` (``Autograde.post_convert_hook``) and
+  :func:`hardened_grading.hooks.unfinished.remove_unfinished`, which finish an interrupted run, with the submissions'
   locks (:mod:`hardened_grading.locks`), which keep a live run's folders from it;
-- :func:`hardened_grading.release.generate_assignment_preprocessors`.
+- :func:`hardened_grading.preprocessors.release.generate_assignment_preprocessors`.
 
 The renamed-notebook hook has its own module, ``test_renamed``; the restore of locked cells, ``test_restore``.
 """
@@ -22,8 +22,10 @@ from traitlets.config import Config
 
 from hardened_grading import locks
 from hardened_grading.cells import META, UNREADABLE
-from hardened_grading.grading import GRADED_MARKER, TolerantNotebookExporter, mark_graded, remove_unfinished
-from hardened_grading.release import AnswerStubs, assigned_names, generate_assignment_preprocessors
+from hardened_grading.hooks.submission import GRADED_MARKER, mark_graded
+from hardened_grading.exporters.notebook import TolerantNotebookExporter
+from hardened_grading.hooks.unfinished import remove_unfinished
+from hardened_grading.preprocessors.release import AnswerStubs, assigned_names, generate_assignment_preprocessors
 
 from ..helpers.cells import answer_cell
 
@@ -153,9 +155,9 @@ def test_a_readable_submission_passes_through_unchanged(course):
 
 
 def test_a_run_that_requires_a_sandbox_it_cannot_make_stops_before_grading(course, monkeypatch):
-    from hardened_grading import grading
+    from hardened_grading.sandbox import probe
 
-    monkeypatch.setattr(grading, "_sandbox_problem", lambda: "no bubblewrap here")
+    monkeypatch.setattr(probe, "_sandbox_problem", lambda: "no bubblewrap here")
     with pytest.raises(SystemExit, match="stopped before grading anything: no bubblewrap here"):
         TolerantNotebookExporter(config=Config({"ResilientExecute": {"sandbox": "require"}}))
     TolerantNotebookExporter(config=Config({"ResilientExecute": {"sandbox": "off"}}))  # off: it grades

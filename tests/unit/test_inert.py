@@ -1,4 +1,4 @@
-"""Student content made inert (hardened_grading/inert.py), on in-memory notebooks, in milliseconds.
+"""Student content made inert (hardened_grading/preprocessors/inert.py), on in-memory notebooks, in milliseconds.
 
 Hostile payloads, each of which runs a script or sends something when a browser renders it as it stands, go
 through what the graded notebook, the feedback page and formgrader's view put them through: ``clean_html``
@@ -24,8 +24,8 @@ from nbconvert.exporters import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from traitlets.config import Config
 
-from hardened_grading.feedback import SummaryFirstHTMLExporter
-from hardened_grading.inert import FEEDBACK_CSP, InertContent, clean_html, inert_svg, markdown2html
+from hardened_grading.exporters.feedback_html import SummaryFirstHTMLExporter
+from hardened_grading.preprocessors.inert import FEEDBACK_CSP, InertContent, clean_html, inert_svg, markdown2html
 from hardened_grading.nbgrader_app import load_config
 from posenc_course.layout import ROOT
 
@@ -355,9 +355,9 @@ def test_formgraders_page_of_a_hostile_notebook_has_only_its_own_scripts():
 def test_the_course_cleans_the_graded_notebook_right_after_running_it():
     config = load_config(ROOT)
     steps = list(config.Autograde.autograde_preprocessors)
-    assert steps.index("hardened_grading.inert.InertContent") == steps.index("hardened_grading.grading.ResilientExecute") + 1
-    assert "hardened_grading.inert.InertContent" in config.HTMLExporter.preprocessors
-    assert config.HTMLExporter.filters["markdown2html"] == "hardened_grading.inert.markdown2html"
+    assert steps.index("hardened_grading.preprocessors.inert.InertContent") == steps.index("hardened_grading.preprocessors.execute.ResilientExecute") + 1
+    assert "hardened_grading.preprocessors.inert.InertContent" in config.HTMLExporter.preprocessors
+    assert config.HTMLExporter.filters["markdown2html"] == "hardened_grading.preprocessors.inert.markdown2html"
 
 
 def test_the_courses_own_markdown_renders_the_same_text_and_tags():

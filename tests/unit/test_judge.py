@@ -11,7 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from hardened_grading import agent, judge
+from hardened_grading.judge import agent
+from hardened_grading import errors
+from hardened_grading.judge import checks as judge_checks
+from hardened_grading.judge import judge
+from hardened_grading.judge import messages
+from hardened_grading.judge import setup as judge_setup
 
 from ..helpers.cells import answer_cell, grade_cell
 
@@ -63,7 +68,7 @@ def test_free_names_are_what_the_test_reads_from_the_submission():
               "check_close([f(x) for x in q], expected_values, 'what')\n"
               "def helper(a):\n    return a + offset\ntry:\n    g(1)\nexcept ValueError as error:\n    print(error)\n")
     setup = {"np": np, "check_close": None}
-    assert judge.free_names(source, setup) == ["apply_rope", "expected_values", "f", "g", "offset"]
+    assert judge_setup.free_names(source, setup) == ["apply_rope", "expected_values", "f", "g", "offset"]
 
 
 def test_a_callback_request_from_the_kernel_is_not_trusted():
@@ -86,10 +91,10 @@ def test_a_student_exception_keeps_its_meaning():
         the_judge.call("add_positions", (), {})
     the_judge = judge.Judge(ask=lambda request: {"status": "raised", "types": ["TypeError", "Exception"],
                                                  "message": "bad", "traceback": ["  File x\n"]})
-    with pytest.raises(judge.StudentError, match="add_positions raised TypeError: bad"):
+    with pytest.raises(judge_setup.StudentError, match="add_positions raised TypeError: bad"):
         the_judge.call("add_positions", (), {})
     the_judge = judge.Judge(ask=lambda request: {"status": "raised", "types": ["MemoryError"], "message": ""})
-    with pytest.raises(judge.Abort):
+    with pytest.raises(judge_setup.Abort):
         the_judge.call("add_positions", (), {})
 
 
@@ -127,7 +132,7 @@ def test_a_malformed_lookup_fails_the_test_cell_and_nothing_else():
 def test_predicted_calls_are_the_calls_of_right_answers_up_to_one_that_passes_a_function():
     reference = {"double": lambda x: 2 * x, "apply": lambda f, x: f(x), "check_close": lambda *a: None}
     source = "y = double(np.arange(3))\ncheck_close(double(y), [0, 4, 8])\napply(double, 1)\ndouble(5)\n"
-    calls = judge.predicted_calls(source, {**reference, "np": np}, functions={"double", "apply"})
+    calls = judge_setup.predicted_calls(source, {**reference, "np": np}, functions={"double", "apply"})
     assert [c["name"] for c in calls] == ["double", "double"]
     assert agent.decode(calls[1]["args"][0]).tolist() == [0, 2, 4]
 
@@ -144,7 +149,7 @@ def test_a_call_that_was_not_predicted_is_asked_for_and_so_are_all_after_it():
     def x_of(request):
         return agent.decode(request["args"][0])
 
-    predicted = judge.predicted_calls("double(1)\ndouble(2)\ndouble(3)\n", {"double": lambda x: 2 * x}, {"double"})
+    predicted = judge_setup.predicted_calls("double(1)\ndouble(2)\ndouble(3)\n", {"double": lambda x: 2 * x}, {"double"})
     source = "out = [double(1), double(20), double(3)]"
     stdout, error = judge.Judge(ask).run(source + "\nresults.extend(out)", {"results": (results := [])}, "<t>",
                                          functions={"double"}, predicted=predicted)
@@ -179,7 +184,7 @@ def quiet_log_of_distance(n):  # the same, with the warning silenced where it is
 def test_the_tests_warning_filters_and_numpy_error_state_reach_the_call(source, function, ename, shown):
     """A test cell means the same in the judge as in the student's kernel: its warning filters and
     np.errstate apply to the student's function, whether its calls are predicted or not."""
-    for predicted in ([], judge.predicted_calls(source, {"f": function, "np": np}, {"f"})):
+    for predicted in ([], judge_setup.predicted_calls(source, {"f": function, "np": np}, {"f"})):
         the_judge = judge.Judge(_in_process_kernel(f=function))
         stdout, error = the_judge.run(source, {"np": np}, "<test cell t>", functions={"f"}, predicted=predicted)
         assert (error and error["ename"]) == ename, error
@@ -243,13 +248,13 @@ def test_a_test_cell_scores_the_weighted_share_of_its_checks_that_pass(what, sou
     the_judge = judge.Judge(_answers(**functions))
     the_judge.run(source, _checks_setup(), "<test cell t>", functions=set(functions))
     assert [check.passed for check in the_judge.checks] == passed
-    assert judge.score_of(the_judge.checks, 4) == pytest.approx(round(score, 2))
+    assert judge_checks.score_of(the_judge.checks, 4) == pytest.approx(round(score, 2))
     assert all(check.message for check in the_judge.checks if not check.passed)
 
 
 def test_a_check_knows_whether_it_is_hidden_and_where_it_is():
     source = "check_true(True, 'seen')\n### BEGIN HIDDEN TESTS\ncheck_true(\n    True, 'hidden')\n### END HIDDEN TESTS\n"
-    _, checks = judge.routed_checks(source)
+    _, checks = judge_checks.routed_checks(source)
     assert [(c.line, c.hidden) for c in checks] == [(1, False), (3, True)]
     assert checks[1].text == "check_true( True, 'hidden')"
 
@@ -259,11 +264,11 @@ def test_a_kernel_that_gives_out_fails_the_checks_not_yet_run_and_keeps_the_rest
         if request["op"] == "get":
             return {"status": "ok", "values": {}}
         if agent.decode(request["args"][0]) == 2:
-            raise judge.Abort("KernelDied", "the kernel died")
+            raise judge_setup.Abort("KernelDied", "the kernel died")
         return {"status": "ok", "value": agent.encode(1)}
 
     the_judge = judge.Judge(ask)
-    with pytest.raises(judge.Abort):
+    with pytest.raises(judge_setup.Abort):
         the_judge.run("check_true(f(1) == 1, 'f(1)')\ncheck_true(f(2) == 1, 'f(2)')\ncheck_true(True, 'x')",
                       _checks_setup(), "<t>", functions={"f"})
     assert [c.passed for c in the_judge.checks] == [True, False, False]
@@ -273,14 +278,14 @@ def test_a_kernel_that_gives_out_fails_the_checks_not_yet_run_and_keeps_the_rest
 @pytest.mark.parametrize("length", [10, 399, 400, 401, 5000])
 def test_a_long_message_keeps_its_start_and_what_came_back(length):
     message = "expected [" + "1 " * length + "] got [7]"
-    shown = judge.elide(message, 400)
+    shown = messages.elide(message, 400)
     assert len(shown) <= 400 and shown.startswith("expected [1") and shown.endswith("got [7]")
     assert (" ... " in shown) == (len(" ".join(message.split())) > 400)
 
 
 def test_a_long_expected_and_a_long_got_both_show():
     message = "apply_rope: expected [" + "1.5 " * 300 + "] got [" + "2.5 " * 300 + "]"
-    shown = judge.elide(message, 400)
+    shown = messages.elide(message, 400)
     assert len(shown) <= 400 and shown.startswith("apply_rope: expected [1.5") and " got [2.5" in shown
 
 
@@ -289,7 +294,7 @@ def test_without_credit_per_check_a_test_cell_scores_all_or_nothing(what, source
     """``credit_per_check`` off (the engine's default): all the points when the cell raised nothing, else none, as
     stock nbgrader scores it; the checks are still listed."""
     from hardened_grading.cells import engine_meta
-    from hardened_grading.kernel_link import record_verdict
+    from hardened_grading.judge.link import record_verdict
 
     the_judge = judge.Judge(_answers(**functions))
     stdout, error = the_judge.run(source, _checks_setup(), "<test cell t>", functions=set(functions))
@@ -310,11 +315,11 @@ def test_a_set_up_cell_that_needs_the_kernel_says_which_cell_and_why():
     answer = answer_cell("def squares(n):\n    return [i * i for i in range(1, n + 1)]", "squares")
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import math"), answer,
                                                nbformat.v4.new_code_cell("squares(10)")])
-    with pytest.raises(judge.SetupError) as raised:
-        judge.setup_namespace(notebook)
-    assert judge.setup_problem(raised.value) == "cell 3: NameError: name 'squares' is not defined"
+    with pytest.raises(errors.SetupError) as raised:
+        judge_setup.setup_namespace(notebook)
+    assert judge_setup.setup_problem(raised.value) == "cell 3: NameError: name 'squares' is not defined"
     del notebook.cells[2]
-    assert "math" in judge.setup_namespace(notebook)
+    assert "math" in judge_setup.setup_namespace(notebook)
 
 
 def test_source_answers_that_do_not_run_predict_nothing_and_judging_goes_on(tmp_path):
@@ -325,7 +330,7 @@ def test_source_answers_that_do_not_run_predict_nothing_and_judging_goes_on(tmp_
     answer = answer_cell("# YOUR CODE HERE\nraise NotImplementedError()", "set_a")
     path = tmp_path / "p1.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[answer]), str(path))
-    namespace, functions, predict = judge.trusted_setup(path, path)
+    namespace, functions, predict = judge_setup.trusted_setup(path, path)
     assert functions == set() and predict("assert a == 1") == ()
 
 
@@ -337,7 +342,7 @@ def test_source_answers_that_do_not_run_predict_nothing_and_judging_goes_on(tmp_
 ], ids=["a share", "all", "text", "printed"])
 def test_a_passing_test_cell_whose_last_value_is_a_number_scores_it(last, outputs, score):
     from hardened_grading.cells import engine_meta
-    from hardened_grading.kernel_link import record_verdict
+    from hardened_grading.judge.link import record_verdict
 
     the_judge = judge.Judge(_answers(f=lambda x: x * x if x < 3 else 0))
     source = f"passed = sum(f(x) == x * x for x in range(1, 5))\n{last}"
@@ -399,7 +404,7 @@ def test_a_test_follows_the_kernel_into_a_folder_inside_the_notebooks_but_never_
     read = "with open(NAME) as file:\n    print(file.read())"
     for cwd, name, expected in ((notebook / "work", "out.txt", "inside\n"), (notebook / "link", "gradebook.db", None)):
         the_judge = judge.Judge(lambda request: {"status": "ok", "cwd": str(cwd), "values": {}}, folder=str(notebook))
-        stdout, error = judge.in_folder(str(notebook), the_judge.run, read, {"NAME": name}, "<t>")
+        stdout, error = judge_setup.in_folder(str(notebook), the_judge.run, read, {"NAME": name}, "<t>")
         assert stdout == (expected or ""), stdout
         assert (error is None) == (expected is not None), error
     assert os.getcwd() != str(notebook / "work"), "the grader's own folder is put back"

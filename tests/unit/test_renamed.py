@@ -1,9 +1,9 @@
 """A lone notebook sent under another name is graded under the released name, only when that is unambiguous
-(:func:`hardened_grading.grading.adopt_renamed_notebook`, nbgrader's ``Autograde.pre_convert_hook``)."""
+(:func:`hardened_grading.hooks.submission.adopt_renamed_notebook`, nbgrader's ``Autograde.pre_convert_hook``)."""
 
 import pytest
 
-from hardened_grading.grading import adopt_renamed_notebook
+from hardened_grading.hooks.submission import adopt_renamed_notebook
 
 
 def course_with(tmp_path, released, submitted):

@@ -1,4 +1,4 @@
-"""Unit tests of :func:`hardened_grading.restore.restore` on in-memory notebooks (milliseconds).
+"""Unit tests of :func:`hardened_grading.preprocessors.restore.restore` on in-memory notebooks (milliseconds).
 
 The release here is small and shaped like the course's: prose, a set-up cell, the locked checking
 helpers, then exercises of an answer cell and a locked test cell each. ``tests/grading/test_habits.py`` and
@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from hardened_grading.restore import longest_increasing, restore
+from hardened_grading.preprocessors.restore import longest_increasing, restore
 
 from ..helpers.cells import answer_cell, grade_cell, locked_cell
 

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from hardened_grading.grade_class import UsageError, parse_shard
-from hardened_grading.grade_class import parser as grade_parser
+from hardened_grading.errors import UsageError
+from hardened_grading.class_grading.students import parse_shard
+from hardened_grading.class_grading.command import parser as grade_parser
 from posenc_course import slurm
 from posenc_course.course import new_course
 
@@ -49,7 +50,7 @@ def test_a_relative_password_file_is_passed_on_absolute_and_the_url_given_reache
 
 
 def test_each_cpu_gets_the_memory_of_a_worker_and_its_kernel(course):
-    from hardened_grading.kernel import Limits
+    from hardened_grading.sandbox.limits import Limits
 
     assert slurm.memory_per_cpu(course) == Limits().memory_mb + Limits().tmp_mb + slurm.WORKER_MB
     with open(course / "nbgrader_config.py", "a") as config:

@@ -1,4 +1,4 @@
-"""A student's folder is untrusted input (``hardened_grading/student_folder.py``): unit tests, in milliseconds.
+"""A student's folder is untrusted input (``hardened_grading/untrusted/folder.py``): unit tests, in milliseconds.
 
 Each entry a student's code or an LMS can leave (a symbolic link, a dangling one, a hard link, a FIFO, a
 socket, a device, a folder that is a link) is found, removed or left out, and never read, written or
@@ -14,7 +14,9 @@ import time
 
 import pytest
 
-from hardened_grading import nbgrader_app, student_folder
+from hardened_grading import nbgrader_app
+from hardened_grading import errors
+from hardened_grading.untrusted import folder as untrusted_folder
 
 
 @pytest.fixture
@@ -50,7 +52,7 @@ def hostile_folder(folder, outside):
 
 def test_scan_finds_every_entry_that_is_not_plain_and_keeps_the_rest(tmp_path, outside):
     hostile = hostile_folder(tmp_path / "student", outside)
-    found = student_folder.scan(tmp_path / "student")
+    found = untrusted_folder.scan(tmp_path / "student")
     assert {path for path, _ in found.unsafe} == hostile
     assert [path for path, _ in found.files] == ["exercises.ipynb"]
     assert found.folders == ["data"]
@@ -62,16 +64,16 @@ def test_scan_finds_every_entry_that_is_not_plain_and_keeps_the_rest(tmp_path, o
 
 def test_a_folder_that_is_a_link_is_refused(tmp_path, outside):
     os.symlink(outside.parent, tmp_path / "student")
-    with pytest.raises(student_folder.UnsafeEntry, match="symbolic link"):
-        student_folder.scan(tmp_path / "student")
-    assert student_folder.not_a_folder(tmp_path / "student").startswith("a symbolic link")
-    assert student_folder.not_a_folder(outside.parent) is None
+    with pytest.raises(errors.UnsafeEntry, match="symbolic link"):
+        untrusted_folder.scan(tmp_path / "student")
+    assert untrusted_folder.not_a_folder(tmp_path / "student").startswith("a symbolic link")
+    assert untrusted_folder.not_a_folder(outside.parent) is None
 
 
 def test_remove_unsafe_removes_links_not_what_they_point_to(tmp_path, outside, caplog):
     folder = tmp_path / "student"
     hostile = hostile_folder(folder, outside)
-    removed = student_folder.remove_unsafe(folder, "mallory", "the submitted file")
+    removed = untrusted_folder.remove_unsafe(folder, "mallory", "the submitted file")
     assert {path for path, _ in removed} == hostile
     assert not any(os.path.lexists(folder / path) for path in hostile)
     assert outside.read_text() == "hidden tests and grades" and stat.S_IMODE(outside.stat().st_mode) == 0o600
@@ -85,7 +87,7 @@ def test_rebuild_keeps_plain_files_only_and_leaves_the_old_folder_behind(tmp_pat
     (folder / "exercises.ipynb").chmod(0o640)
     held = os.open(folder, os.O_RDONLY)  # as a process of the sandbox holds its working folder
     try:
-        left_out = student_folder.rebuild(folder, who="mallory")
+        left_out = untrusted_folder.rebuild(folder, who="mallory")
         assert {path for path, _ in left_out} == hostile
         assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) == ["data", "exercises.ipynb"]
         assert stat.S_IMODE((folder / "exercises.ipynb").stat().st_mode) == 0o640
@@ -104,14 +106,14 @@ def test_rebuild_caps_files_and_bytes(tmp_path):
     (folder / "exercises.ipynb").write_text("{}")
     for index in range(30):
         (folder / "deep" / f"f{index:02}.txt").write_text("x")
-    left_out = student_folder.rebuild(folder, max_files=11)  # the folder deep, the notebook and 9 files of deep
+    left_out = untrusted_folder.rebuild(folder, max_files=11)  # the folder deep, the notebook and 9 files of deep
     assert (folder / "exercises.ipynb").exists(), "the entries at the top come first"
     assert len(list((folder / "deep").iterdir())) == 9
     assert [path for path, _ in left_out] == [os.path.join("deep", f"f{index:02}.txt") for index in range(9, 29)] + \
         ["1 more entries"], "the first 20 named, the rest counted"
     assert all("max_files" in why for _, why in left_out)
     (folder / "big.bin").write_bytes(bytes(3 * 2**20))
-    left_out = student_folder.rebuild(folder, max_mb=2)
+    left_out = untrusted_folder.rebuild(folder, max_mb=2)
     assert [path for path, _ in left_out] == ["big.bin"] and "max_folder_mb" in left_out[0][1]
     assert not (folder / "big.bin").exists() and (folder / "exercises.ipynb").exists()
 
@@ -125,7 +127,7 @@ def test_a_flood_of_folders_is_capped_and_logged_in_a_few_lines(tmp_path, caplog
     for index in range(500):
         (folder / f"d{index:03}").mkdir()
     caplog.set_level("ERROR", logger="hardened_grading")
-    left_out = student_folder.rebuild(folder, max_files=50)
+    left_out = untrusted_folder.rebuild(folder, max_files=50)
     assert len(list(folder.iterdir())) == 50  # 501 entries: 50 kept, 20 named and 431 counted left out
     beyond = "beyond the limit of 50 files and folders (ResilientExecute.max_files)"
     assert len(left_out) == 21 and left_out[-1] == ("431 more entries", beyond)
@@ -142,7 +144,7 @@ def test_rebuild_leaves_out_modules_that_a_kernel_started_there_would_import_in_
     for name in ("numpy.py", "ipykernel_launcher.py", "os.pyc", "my_helpers.py", "exercises.ipynb", "data.csv"):
         (folder / name).write_text("")
     (folder / "scratch" / "numpy.py").write_text("")  # not at the top: never on the kernel's path
-    left_out = dict(student_folder.rebuild(folder))
+    left_out = dict(untrusted_folder.rebuild(folder))
     assert sorted(left_out) == ["ipykernel_launcher.py", "json", "numpy.py", "os.pyc"]
     assert left_out["numpy.py"].startswith("a stand-in for the module numpy")
     assert sorted(p.name for p in folder.iterdir()) == ["data.csv", "exercises.ipynb", "my_helpers.py", "scratch"]
@@ -150,12 +152,12 @@ def test_rebuild_leaves_out_modules_that_a_kernel_started_there_would_import_in_
 
 def test_rebuild_leaves_out_folders_nested_too_deep(tmp_path):
     folder = tmp_path / "student"
-    deep = folder.joinpath(*["d"] * (student_folder.MAX_DEPTH + 3))
+    deep = folder.joinpath(*["d"] * (untrusted_folder.MAX_DEPTH + 3))
     deep.mkdir(parents=True)
     (deep / "bottom.txt").write_text("x")
     (folder / "exercises.ipynb").write_text("{}")
-    left_out = student_folder.rebuild(folder)
-    assert [why for _, why in left_out] == [f"nested deeper than {student_folder.MAX_DEPTH} folders"]
+    left_out = untrusted_folder.rebuild(folder)
+    assert [why for _, why in left_out] == [f"nested deeper than {untrusted_folder.MAX_DEPTH} folders"]
     assert (folder / "exercises.ipynb").exists() and not list(folder.rglob("bottom.txt"))
 
 
@@ -167,9 +169,9 @@ def test_rebuild_never_leaves_the_folders_tree_when_a_folder_becomes_a_link(tmp_
     folder.mkdir()
     (folder / "exercises.ipynb").write_text("{}")
     os.symlink(outside.parent, folder / "data")
-    monkeypatch.setattr(student_folder, "why_unsafe", lambda status: None)
-    monkeypatch.setattr(student_folder.stat, "S_ISDIR", lambda mode: not stat.S_ISREG(mode))  # the link: a folder
-    left_out = student_folder.rebuild(folder)
+    monkeypatch.setattr(untrusted_folder, "why_unsafe", lambda status: None)
+    monkeypatch.setattr(untrusted_folder.stat, "S_ISDIR", lambda mode: not stat.S_ISREG(mode))  # the link: a folder
+    left_out = untrusted_folder.rebuild(folder)
     monkeypatch.undo()
     assert outside.read_text() == "hidden tests and grades", "a file was moved out of the folder the link points to"
     assert ("data", "no longer a folder") in left_out
@@ -187,9 +189,9 @@ def test_open_regular_never_follows_a_link_nor_waits_on_a_fifo(tmp_path, outside
     def try_all():
         for name in ("link.ipynb", "fifo.ipynb", "hard.ipynb"):
             try:
-                student_folder.open_regular(tmp_path / name)
+                untrusted_folder.open_regular(tmp_path / name)
                 done[name] = "opened"
-            except student_folder.UnsafeEntry as error:
+            except errors.UnsafeEntry as error:
                 done[name] = error.strerror
 
     worker = threading.Thread(target=try_all, daemon=True)
@@ -198,13 +200,13 @@ def test_open_regular_never_follows_a_link_nor_waits_on_a_fifo(tmp_path, outside
     assert not worker.is_alive(), "open_regular blocked on a FIFO"
     assert done["link.ipynb"].startswith("a symbolic link") and done["fifo.ipynb"].startswith("a FIFO")
     assert done["hard.ipynb"].startswith("a hard link")
-    with student_folder.open_regular(tmp_path / "single.ipynb") as stream:
+    with untrusted_folder.open_regular(tmp_path / "single.ipynb") as stream:
         assert stream.read() == b"{}"
 
 
 def test_write_new_replaces_a_link_and_never_writes_through_it(tmp_path, outside):
     os.symlink(outside, tmp_path / ".hardened-grading-done")
-    student_folder.write_new(tmp_path / ".hardened-grading-done", "graded\n")
+    untrusted_folder.write_new(tmp_path / ".hardened-grading-done", "graded\n")
     assert outside.read_text() == "hidden tests and grades"
     assert not os.path.islink(tmp_path / ".hardened-grading-done")
     assert (tmp_path / ".hardened-grading-done").read_text() == "graded\n"
@@ -214,15 +216,15 @@ def test_plain_path_refuses_a_folder_on_the_way_that_is_a_link(tmp_path, outside
     (tmp_path / "course" / "feedback" / "ann").mkdir(parents=True)
     os.symlink(outside.parent, tmp_path / "course" / "feedback" / "bob")
     course = tmp_path / "course"
-    assert student_folder.plain_path(course, course / "feedback" / "ann" / "exercises.html")
-    assert not student_folder.plain_path(course, course / "feedback" / "bob" / "exercises.html")
-    assert not student_folder.plain_path(course, outside)
+    assert untrusted_folder.plain_path(course, course / "feedback" / "ann" / "exercises.html")
+    assert not untrusted_folder.plain_path(course, course / "feedback" / "bob" / "exercises.html")
+    assert not untrusted_folder.plain_path(course, outside)
 
 
 def test_shown_escapes_what_a_terminal_would_obey():
-    assert student_folder.shown("exercises.ipynb") == "exercises.ipynb"
-    assert "\x1b" not in student_folder.shown("\x1b]0;pwned\x07x") and "\\x1b" in student_folder.shown("\x1b[2J")
-    assert "\n" not in student_folder.shown("a\n[AutogradeApp | INFO] fake")
+    assert untrusted_folder.shown("exercises.ipynb") == "exercises.ipynb"
+    assert "\x1b" not in untrusted_folder.shown("\x1b]0;pwned\x07x") and "\\x1b" in untrusted_folder.shown("\x1b[2J")
+    assert "\n" not in untrusted_folder.shown("a\n[AutogradeApp | INFO] fake")
 
 
 # nbgrader's is_ignored, in linear time -----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""What a student wrote is escaped before a terminal or a log shows it (``hardened_grading/terminal.py``): the
+"""What a student wrote is escaped before a terminal or a log shows it (``hardened_grading/untrusted/terminal.py``): the
 escaping function on hostile strings, every log record and warning of a process that imports the engine, the
 relay of a grading kernel's own stdout and stderr, and ``hardened-grade``'s progress lines and summary. In
 milliseconds: ``tests/grading/test_hostile_output.py`` grades a hostile submission for real."""
@@ -16,9 +16,10 @@ import warnings
 import pytest
 
 import hardened_grading  # noqa: F401  (installs the escaping of log records, as any engine import does)
-from hardened_grading import grade_class
-from hardened_grading.grade_class import Outcome, Progress, summary
-from hardened_grading.terminal import CONTROL, INDENT, KERNEL_PREFIX, escape, log_text
+from hardened_grading.class_grading import worker
+from hardened_grading.class_grading.worker import Outcome
+from hardened_grading.class_grading.progress import Progress, summary
+from hardened_grading.untrusted.terminal import CONTROL, INDENT, KERNEL_PREFIX, escape, log_text
 
 FAKE = "[AutogradeApp | INFO] fake"
 #: Strings a submission may write: each must come out with nothing a terminal obeys, and no line of its own.
@@ -131,7 +132,7 @@ HOSTILE_BYTES = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x08\r\u202e\n[AutogradeApp | INF
 def relayed(script, **kwargs):
     """Run `script` in a Python whose stdout and stderr go through :func:`capture_output` (as a grading kernel's
     do); return its CompletedProcess, with bytes."""
-    code = ("from hardened_grading.terminal import capture_output\ncapture_output(**%r)\n" % kwargs
+    code = ("from hardened_grading.untrusted.terminal import capture_output\ncapture_output(**%r)\n" % kwargs
             + textwrap.dedent(script))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
 
@@ -204,7 +205,7 @@ def test_the_progress_lines_of_hardened_grade_show_a_students_text_escaped():
 
 
 def test_a_failure_reason_from_nbgraders_log_is_one_escaped_line():
-    reason = grade_class.failure_reason({"log": f"[ERROR] bad \x1b[2J name\n{FAKE}\n", "error": ""})
+    reason = worker.failure_reason({"log": f"[ERROR] bad \x1b[2J name\n{FAKE}\n", "error": ""})
     shown = summary([Outcome("s", "failed", 1.0, reason=reason)], 1.0, 1, "log", "ps1")
     assert not raw_controls(shown, newlines=True) and not forged(shown), shown
 
