@@ -15,7 +15,7 @@ c.CourseDirectory.course_id = "posenc"
 
 # The instructor's view: no warnings of nbgrader's dependencies that mean nothing to you (SQLAlchemy's
 # about nbgrader's gradebook code: posenc_course/course.py), and grades.csv with scores to 2 decimals
-# (`nbgrader export`: hardened_grading/exporters/grades_csv.py), as everywhere else.
+# (`nbgrader export`: engine/hardened_grading/exporters/grades_csv.py), as everywhere else.
 quiet_dependency_warnings()
 c.ExportApp.plugin_class = "hardened_grading.exporters.grades_csv.RoundedCsvExportPlugin"
 
@@ -34,22 +34,22 @@ c.Execute.timeout = 20
 c.ClearSolutions.enforce_metadata = False
 c.ClearSolutions.text_stub = "*Write your answer here.*"
 
-# Stubs a student can run (hardened_grading/preprocessors/release.py). A function's body raises, when it is called,
+# Stubs a student can run (engine/hardened_grading/preprocessors/release.py). A function's body raises, when it is called,
 # an error that says the function is not answered yet. A concept question's answer becomes
 # `name = ...  # YOUR ANSWER HERE`: Run All goes past it, and its test cell says "not answered yet".
 c.ClearSolutions.code_stub = {
     "python": '# YOUR CODE HERE\nraise NotImplementedError("not answered yet: write this function here, in place of this line")'}
 c.GenerateAssignment.preprocessors = generate_assignment_preprocessors()
 
-# A student's folder is untrusted input (hardened_grading/untrusted/folder.py): links, FIFOs, sockets, devices and
+# A student's folder is untrusted input (engine/hardened_grading/untrusted/folder.py): links, FIFOs, sockets, devices and
 # hard links in submitted/ are removed and logged before anything is read (prepare_submission, which then
 # adopts a renamed notebook); after the kernel ends, the graded folder becomes a new one of the grader's own,
 # with its regular files only (c.ResilientExecute.max_files and max_folder_mb cap it); feedback is made from such
 # folders only.
-# Hardened grading (hardened_grading/preprocessors/execute.py): an unreadable notebook is graded as the blank
+# Hardened grading (engine/hardened_grading/preprocessors/execute.py): an unreadable notebook is graded as the blank
 # release (0 points, reason logged and shown in its feedback); a lone renamed notebook is graded
 # as the assignment's one notebook (exercises.ipynb); and the graded notebook is the student's own, run once from top to bottom as
-# stock nbgrader runs it, with the release's locked cells restored (hardened_grading/preprocessors/restore.py): deleted,
+# stock nbgrader runs it, with the release's locked cells restored (engine/hardened_grading/preprocessors/restore.py): deleted,
 # edited, reordered or duplicated test cells change nothing, and the student's own cells stay once,
 # where they put them.
 c.Autograde.exporter_class = "hardened_grading.exporters.notebook.TolerantNotebookExporter"
@@ -63,7 +63,7 @@ c.Autograde.sanitize_preprocessors = [
     "hardened_grading.preprocessors.metadata.CheckCellMetadata",  # nbgrader's check, its schema checked once
 ]
 
-# Run student code in the grading kernel (hardened_grading/sandbox/; c.ResilientExecute.kernel_name, by
+# Run student code in the grading kernel (engine/hardened_grading/sandbox/; c.ResilientExecute.kernel_name, by
 # default hardened-grading), each submission's kernel in a fresh bubblewrap sandbox: no network, a file system made of the system's libraries, the Python
 # environment and the student's own folder (nothing of your home or the course), its own PID namespace
 # and a private /tmp. Survive a cell that kills the kernel or exhausts its memory: only the tests that
@@ -74,7 +74,7 @@ c.Autograde.sanitize_preprocessors = [
 c.ResilientExecute.sandbox = "require"
 
 # This course's tests run in the grader, out of the submission's reach (the trusted judge,
-# hardened_grading/judge/), and score per check: a test cell whose checks pass in part earns that share of
+# engine/hardened_grading/judge/), and score per check: a test cell whose checks pass in part earns that share of
 # its points, and its feedback names the checks that failed. Both are off by default, where a test cell
 # runs in the sandboxed kernel and scores all or nothing, as in stock nbgrader.
 c.ResilientExecute.trusted_tests = True
@@ -108,7 +108,7 @@ c.Autograde.autograde_preprocessors = [
 # removed when nbgrader starts, so that `nbgrader autograde posenc` again finishes the class. Only those: a run holds
 # a lock on each submission while it grades it (autograded/STUDENT/.hardened-grading-lock-ASSIGNMENT, beside the
 # graded folder; the system lets it go when the run ends, however it ends), and a folder whose lock is held is a
-# live run's, left alone, whatever its assignment (hardened_grading/locks.py). Two runs that come to the same
+# live run's, left alone, whatever its assignment (engine/hardened_grading/locks.py). Two runs that come to the same
 # submission take turns: the second waits for the first, saying so, then skips it as graded (or grades it again
 # with --force).
 c.Autograde.post_convert_hook = "hardened_grading.hooks.submission.mark_graded"
@@ -119,7 +119,7 @@ if sys.argv[1:2] == ["autograde"]:
 
     remove_unfinished(Path(__file__).parent)
 
-# Feedback (hardened_grading/summary.py): a summary of each exercise's points and failed checks at the
+# Feedback (engine/hardened_grading/summary.py): a summary of each exercise's points and failed checks at the
 # top, and the hidden tests replaced by how many of their checks passed and the failed ones' messages,
 # so feedback may go out before the deadline. True shows the full tests, as stock nbgrader does.
 c.FeedbackSummary.show_hidden_tests = False
@@ -141,7 +141,7 @@ c.GenerateFeedback.preprocessors = [
 # own, so that formgrader's pages keep nbgrader's templates.
 c.GenerateFeedback.exporter_class = "hardened_grading.exporters.feedback_html.SummaryFirstHTMLExporter"
 
-# Student content never runs where a person views it (hardened_grading/preprocessors/inert.py). The graded notebook's outputs
+# Student content never runs where a person views it (engine/hardened_grading/preprocessors/inert.py). The graded notebook's outputs
 # keep only what cannot run (text, images, cleaned HTML and markdown; no JavaScript, widget or active SVG:
 # InertContent, above), and every HTML page made from a notebook, the feedback and formgrader's view of a
 # submission, cleans outputs and markdown again as it renders them. The feedback page also forbids every
@@ -150,7 +150,7 @@ c.HTMLExporter.preprocessors = ["hardened_grading.preprocessors.inert.InertConte
 c.HTMLExporter.filters = {"markdown2html": "hardened_grading.preprocessors.inert.markdown2html"}
 
 # release_feedback releases everyone's feedback it can: one submission placed by hand (no timestamp.txt
-# or submission_secret.txt) is named and skipped, not the end of the release (hardened_grading/exchange.py).
+# or submission_secret.txt) is named and skipped, not the end of the release (engine/hardened_grading/exchange.py).
 c.ExchangeFactory.release_feedback = "hardened_grading.exchange.ReleaseFeedback"
 # collect copies what students submitted without following a link they left in the exchange, and without any
 # FIFO, socket or device (nbgrader's copies the files links point to, with the instructor's permissions).

@@ -18,7 +18,7 @@ Then, from outside: the release, the source, the course's files and the private 
 secret is in ``autograded/``, ``feedback/`` or what the exchange released; every entry there is a regular
 file with one link, or a folder; every removed entry is named in the log; the honest students and the
 correct answers keep full marks; a notebook that was a FIFO or a link scores 0, with why, in its feedback.
-Each attack succeeds against the code before ``hardened_grading/untrusted/folder.py`` (the commit's message
+Each attack succeeds against the code before ``engine/hardened_grading/untrusted/folder.py`` (the commit's message
 and docs/instructors/grading-safely.md say what it did there).
 """
 

@@ -279,7 +279,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def test_a_browser_shows_the_summary_at_the_top(graded, tmp_path):
     """Rendered by headless Chromium: the summary's box starts near the top of the page; the screenshot
     is kept in pytest's temporary folder (run with -s to print its path). The page forbids every script (its
-    content security policy, hardened_grading/preprocessors/inert.py): the copy measured here drops the policy, to run the
+    content security policy, engine/hardened_grading/preprocessors/inert.py): the copy measured here drops the policy, to run the
     test's own script."""
     page = tmp_path / "feedback.html"
     script = ("<script>window.addEventListener('load', () => { const box = document.getElementById('grading-summary')"

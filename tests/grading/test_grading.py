@@ -157,7 +157,7 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment):
     answers_in_source = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")]
     assert len(stubs) == len(answers_in_source)
     # A function's stub raises "not answered yet" when called; a concept answer is `name = ...`, which
-    # its test cell calls "not answered yet" (hardened_grading/preprocessors/release.py).
+    # its test cell calls "not answered yet" (engine/hardened_grading/preprocessors/release.py).
     concept_stubs = [c for c in stubs if re.fullmatch(r"\w+ = \.\.\.  # YOUR ANSWER HERE", c.source.strip())]
     assert [grade_id(c) for c in concept_stubs] == [grade_id(c) for c in stubs if grade_id(c).endswith("_answer")]
     assert all('raise NotImplementedError("not answered yet' in c.source for c in stubs if c not in concept_stubs)

@@ -12,7 +12,7 @@ the screen, CSI, BEL, backspace, carriage return, a right-to-left override) and 
 
 What the grader printed (stdout, stderr) and ``posenc-grade``'s log hold no raw control character and no line that
 begins with the fake record; the escaped text is there (the channels were used); the honest student keeps full
-marks. The escaping itself is ``hardened_grading/untrusted/terminal.py`` (``tests/unit/test_terminal.py``). This module imports
+marks. The escaping itself is ``engine/hardened_grading/untrusted/terminal.py`` (``tests/unit/test_terminal.py``). This module imports
 nothing of it, so that it can run against an engine without it (where it fails).
 """
 

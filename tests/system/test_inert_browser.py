@@ -20,7 +20,7 @@ token. The test records every call, dialog, console message and request, clicks 
 page shows, and finds none; and what honest work shows is there (the images decoded, the table, the text). The
 screenshots go to ``$POSENC_SCREENSHOTS`` (or pytest's temporary folder), for a person to look at.
 
-The attack succeeds against the code before hardened_grading/preprocessors/inert.py (main at 766cc86): the feedback page ran 14
+The attack succeeds against the code before engine/hardened_grading/preprocessors/inert.py (main at 766cc86): the feedback page ran 14
 payloads, formgrader's 15 (one read the 157 KB source notebook through the API with the token), the trusted live
 notebook 4 (and a ``<base>`` made Notebook 7 load its own scripts from another host); the class grader's graded
 notebook held application/javascript and a widget view (docs/instructors/grading-safely.md).

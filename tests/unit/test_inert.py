@@ -1,4 +1,4 @@
-"""Student content made inert (hardened_grading/preprocessors/inert.py), on in-memory notebooks, in milliseconds.
+"""Student content made inert (engine/hardened_grading/preprocessors/inert.py), on in-memory notebooks, in milliseconds.
 
 Hostile payloads, each of which runs a script or sends something when a browser renders it as it stands, go
 through what the graded notebook, the feedback page and formgrader's view put them through: ``clean_html``

@@ -1,4 +1,4 @@
-"""A student's folder is untrusted input (``hardened_grading/untrusted/folder.py``): unit tests, in milliseconds.
+"""A student's folder is untrusted input (``engine/hardened_grading/untrusted/folder.py``): unit tests, in milliseconds.
 
 Each entry a student's code or an LMS can leave (a symbolic link, a dangling one, a hard link, a FIFO, a
 socket, a device, a folder that is a link) is found, removed or left out, and never read, written or

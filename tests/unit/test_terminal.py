@@ -1,4 +1,4 @@
-"""What a student wrote is escaped before a terminal or a log shows it (``hardened_grading/untrusted/terminal.py``): the
+"""What a student wrote is escaped before a terminal or a log shows it (``engine/hardened_grading/untrusted/terminal.py``): the
 escaping function on hostile strings, every log record and warning of a process that imports the engine, the
 relay of a grading kernel's own stdout and stderr, and ``hardened-grade``'s progress lines and summary. In
 milliseconds: ``tests/grading/test_hostile_output.py`` grades a hostile submission for real."""
