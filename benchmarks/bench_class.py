@@ -11,7 +11,7 @@ A class of 60 (a third right, a third with two realistic mistakes, a third blank
    kernel leaves a core idle; one more worker fills it);
 4. by ``posenc-grade --force --jobs J`` for J = 1 and 2 with ``ResilientExecute.start_ahead`` off, in turn with
    it on, best of two each: what starting each next submission's kernel while one is graded
-   (:mod:`hardened_grading.class_grading.ahead`) saves.
+   (:mod:`hardened_grading.sandbox.ahead`) saves.
 
 Each line says how busy the machine's cores were. Then where one submission's time goes: each phase of
 grading timed in a worker-like process (the kernel's start-up and shutdown, the cells, nbgrader's
@@ -167,8 +167,8 @@ def instrument():
 def phases(course, students, change=None, start_ahead=False):
     """Grade `students` one after another in this process, as a worker does, with the course's settings
     (``change(config)`` changes them): seconds per submission, in all and in each phase of :data:`PHASES`.
-    `start_ahead`: each next submission's kernel is started ahead (:mod:`hardened_grading.class_grading.ahead`), as a worker does."""
-    from hardened_grading.class_grading import ahead
+    `start_ahead`: each next submission's kernel is started ahead (:mod:`hardened_grading.sandbox.ahead`), as a worker does."""
+    from hardened_grading.sandbox import ahead
     from posenc_course.course import load_config, nbgrader_api
 
     config = load_config(course)

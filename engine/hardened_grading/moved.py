@@ -21,7 +21,7 @@ PACKAGE = "hardened_grading"
 
 OLD_PATHS = {
     "agent": "judge.agent",
-    "ahead": "class_grading.ahead",
+    "ahead": "sandbox.ahead",
     "export": "exporters.grades_csv",
     "feedback": {
         **dict.fromkeys(('SummaryFirstHTMLExporter',), "exporters.feedback_html"),

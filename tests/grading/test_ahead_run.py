@@ -1,4 +1,4 @@
-"""The next submission's kernel started ahead (:mod:`hardened_grading.class_grading.ahead`), in a real ``posenc-grade`` run with
+"""The next submission's kernel started ahead (:mod:`hardened_grading.sandbox.ahead`), in a real ``posenc-grade`` run with
 one worker: every submission but the first gets the kernel started while the one before it was graded, and scores as
 it must. The hand-over itself, on folders and processes made in memory, is tests/unit/test_ahead.py's.
 """

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hardened_grading.class_grading import progress as class_grading_progress
 from hardened_grading.class_grading import students as class_grading_students
 from hardened_grading.class_grading import worker as class_grading_worker
-from hardened_grading.class_grading.ahead import STAGING
+from hardened_grading.sandbox.ahead import STAGING
 from hardened_grading.hooks.submission import GRADED_MARKER
 from posenc_course.course import nbgrader_env, new_course
 

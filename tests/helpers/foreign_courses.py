@@ -28,7 +28,7 @@ LOOP_SECONDS = 5  #: c.Execute.timeout of the course with an endless loop, in bo
 #: course turns on, test cells in the grader and credit per check (a course whose set-up cells need the
 #: kernel then has its tests run there: the same scores); and as they are, the class graded by the engine's
 #: ``hardened-grade`` in place of ``nbgrader autograde``: one worker, so that each student after the first is
-#: graded in the kernel started ahead while the one before was graded (:mod:`hardened_grading.class_grading.ahead`), their
+#: graded in the kernel started ahead while the one before was graded (:mod:`hardened_grading.sandbox.ahead`), their
 #: files (a notebook reads one beside it, another writes one) moved into its folder. That workers in parallel
 #: score as serial nbgrader is tests/grading/test_grade_class.py's.
 ENGINES = {"engine": "", "engine-trusted": "c.ResilientExecute.trusted_tests = True\nc.ResilientExecute.credit_per_check = True",

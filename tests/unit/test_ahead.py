@@ -1,4 +1,4 @@
-"""The next submission's kernel started ahead (:mod:`hardened_grading.class_grading.ahead`).
+"""The next submission's kernel started ahead (:mod:`hardened_grading.sandbox.ahead`).
 
 Unit tests of the hand-over on folders and processes made here (milliseconds). A real ``posenc-grade`` run
 with one worker, where every submission but the first gets the kernel started while the one before it was
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hardened_grading.class_grading import ahead
+from hardened_grading.sandbox import ahead
 from hardened_grading import errors
 from hardened_grading.sandbox import bwrap
 from hardened_grading.sandbox import launcher

@@ -32,8 +32,7 @@ Its modules:
 - :mod:`.gradebook`: the gradebook's URL, checked and prepared;
 - :mod:`.pool`: the workers, one submission each at a time;
 - :mod:`.worker`: one worker, grading one submission with nbgrader's API;
-- :mod:`.progress`: the progress bar and the summary;
-- :mod:`.ahead`: the next submission's kernel, started while this one is graded.
+- :mod:`.progress`: the progress bar and the summary.
 
 And what comes after grading, keyed by the course's parts (a part pattern over grade ids):
 

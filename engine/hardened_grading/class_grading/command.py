@@ -24,7 +24,7 @@ from traitlets.config import Configurable
 from ..cells import course_root
 from ..errors import UsageError
 from ..nbgrader_app import load_config, nbgrader_env
-from . import ahead
+from ..sandbox import ahead
 from .gradebook import gradebook_url, prepare_gradebook, safe_url
 from .pool import grade_in_parallel
 from .progress import PROGRAM, Progress, summary

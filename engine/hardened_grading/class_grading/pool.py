@@ -16,7 +16,7 @@ class Worker:
         child_end.close()
         self.ready = False
         self.student = None  # the one it is grading
-        self.following = None  # the one it grades next: its kernel starts ahead (hardened_grading.class_grading.ahead)
+        self.following = None  # the one it grades next: its kernel starts ahead (hardened_grading.sandbox.ahead)
         self.started = None
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..nbgrader_app import load_config, nbgrader_api, nbgrader_env
 from ..sandbox.parent import die_with_parent
 from ..untrusted.terminal import INDENT, escape, log_text
-from . import ahead
+from ..sandbox import ahead
 
 
 @dataclass

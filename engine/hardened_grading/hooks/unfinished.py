@@ -47,7 +47,7 @@ def remove_unfinished(root=None, students=None):
     """
     for folder in sorted(course_root(root).glob("autograded/*/*")):
         if folder.parent.name.startswith(".") or folder.name.startswith("."):
-            continue  # not a submission: a kernel's staging folder (hardened_grading.class_grading.ahead), a lock file
+            continue  # not a submission: a kernel's staging folder (hardened_grading.sandbox.ahead), a lock file
         if students is not None and folder.parent.name not in students:
             continue
         if folder.is_dir() and not folder.is_symlink():

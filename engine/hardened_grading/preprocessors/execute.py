@@ -25,7 +25,7 @@ from traitlets import Bool, Enum, Integer, List, TraitError, Unicode, validate
 from ..cells import META, course_root, engine_meta, is_test_cell
 from ..cells import grade_id as _grade_id
 from ..cells import nbgrader_meta as _meta
-from ..class_grading import ahead
+from ..sandbox import ahead
 from ..errors import SandboxUnavailable
 from ..hooks.submission import GRADED_MARKER
 from ..hooks.unfinished import KERNEL_FOLDER, _remove_orphaned_kernel_folders
@@ -184,7 +184,7 @@ class ResilientExecute(Execute):
 
     start_ahead = Bool(True, help=(
         "In a hardened-grade worker, start the next submission's kernel, in a fresh sandbox of its own, while this "
-        "one's cells run (hardened_grading.class_grading.ahead): its start-up no longer makes the next submission wait. Only "
+        "one's cells run (hardened_grading.sandbox.ahead): its start-up no longer makes the next submission wait. Only "
         "sandboxed kernels. `make bench` measures it.")).tag(config=True)
     predict_calls = Bool(True, help=(
         "Ask the kernel, in one round trip per test cell, for the calls the cell makes when the answers "
@@ -208,7 +208,7 @@ class ResilientExecute(Execute):
         self._kept_past_cap = set()  # (cell index, "error" or "execute_result") kept, cut short, past max_output_kb
         self._said_out_of_time = False
         self._kernel_folder = None
-        self._adopted = False  # the kernel was started ahead (hardened_grading.class_grading.ahead)
+        self._adopted = False  # the kernel was started ahead (hardened_grading.sandbox.ahead)
         self._folder = None  # the notebook's folder (where its kernel runs), while one is graded
         self.timeout_func = self._time_limit
         self._configured_arguments = list(self.extra_arguments)  # the instructor's (Execute.extra_arguments)
@@ -284,12 +284,12 @@ class ResilientExecute(Execute):
 
     def _ahead_mode(self):
         """Whether kernels may be started ahead: when ``start_ahead`` is on, and for sandboxed kernels only (the working
-        folder is bound where the student's folder will be: :mod:`hardened_grading.class_grading.ahead`). Whether one is, is
-        :func:`hardened_grading.class_grading.ahead.expected`'s: only a grading worker says what comes next."""
+        folder is bound where the student's folder will be: :mod:`hardened_grading.sandbox.ahead`). Whether one is, is
+        :func:`hardened_grading.sandbox.ahead.expected`'s: only a grading worker says what comes next."""
         return self.start_ahead and "--sandbox=require" in self.extra_arguments
 
     async def async_start_new_kernel_client(self):
-        """nbclient's, then the next submission's kernel started (:mod:`hardened_grading.class_grading.ahead`). A kernel that was
+        """nbclient's, then the next submission's kernel started (:mod:`hardened_grading.sandbox.ahead`). A kernel that was
         started ahead and does not answer is replaced by one started now."""
         try:
             client = await super().async_start_new_kernel_client()

@@ -35,7 +35,8 @@ Its modules, one concept each:
 - :mod:`.parent`: a kernel never outlives its grader;
 - :mod:`.inside`: what the kernel sets up inside the sandbox (limits, CPU time per cell, strays ended);
 - :mod:`.kernelspec` and :mod:`.command`: the kernel's spec, and the command that starts the launcher;
-- :mod:`.launcher`: the launcher itself (outside the sandbox it enters it, inside it starts ipykernel).
+- :mod:`.launcher`: the launcher itself (outside the sandbox it enters it, inside it starts ipykernel);
+- :mod:`.ahead`: the next submission's kernel, started while this one is graded (``hardened-grade``'s workers).
 
 Nothing here is imported by ``import hardened_grading.sandbox``: the launcher starts twice per submission and
 imports only what it needs.

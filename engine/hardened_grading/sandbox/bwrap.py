@@ -95,7 +95,7 @@ def sandbox_command(cwd, folder, limits, read_only=(), seen_as=None):
 
     `cwd` is the kernel's working folder: writable when it is a student's folder (inside the course's
     ``autograded/``), otherwise not bound at all, and the kernel starts in ``/tmp``. `seen_as`, for a kernel
-    started ahead (:mod:`hardened_grading.class_grading.ahead`), is the student's folder that `cwd` (a staging folder, also in
+    started ahead (:mod:`hardened_grading.sandbox.ahead`), is the student's folder that `cwd` (a staging folder, also in
     ``autograded/``) will become: the kernel sees `cwd` there, and starts there. `folder` is the
     kernel's private connection folder (:func:`connection_folder`). `read_only` are more paths bound
     read-only at their own place (``ResilientExecute.read_only_paths``: a data set, another library's
