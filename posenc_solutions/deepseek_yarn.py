@@ -12,7 +12,7 @@ every dimension.
 Hugging Face transformers: ``modeling_rope_utils._compute_yarn_parameters`` (the factor on cos and
 sin) and ``models/deepseek_v3/modeling_deepseek_v3.py``, ``yarn_get_mscale`` and
 ``yarn_apply_mscale`` (the softmax scale). Checked against transformers 5.24.0 in
-``tests/test_hf_agreement.py``.
+``tests/system/test_hf_agreement.py``.
 """
 
 import math

@@ -7,7 +7,7 @@ a time, the cache mixes keys rotated for ``P`` tokens, ``P + 1``, ... while the 
 rotated for the newest length. This is what Hugging Face transformers does
 (``modeling_rope_utils.dynamic_rope_update``: the frequencies are recomputed in the forward pass
 from ``max(position_ids) + 1``, and the cache is left as it is), checked against transformers 5.24.0
-in ``tests/test_hf_agreement.py``.
+in ``tests/system/test_hf_agreement.py``.
 
 The rotation is the half-split (``rotate_half``) layout of HF's Llama: pair ``t`` is dimensions
 ``(t, t + d/2)``.

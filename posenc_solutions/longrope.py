@@ -5,7 +5,7 @@ long, chosen by the current length, and an attention factor from the extension r
 Hugging Face transformers: ``rope_type="longrope"``,
 ``modeling_rope_utils._compute_longrope_parameters`` (the factors and the attention factor) and
 ``dynamic_rope_update``'s ``longrope_frequency_update`` (the switch at run time). Checked against
-transformers 5.24.0 in ``tests/test_hf_agreement.py``.
+transformers 5.24.0 in ``tests/system/test_hf_agreement.py``.
 """
 
 import math

@@ -12,7 +12,7 @@ different dimensions.
   turn; the slow ones get frequency 0. Hugging Face transformers:
   ``modeling_rope_utils._compute_proportional_rope_parameters``.
 
-Both are checked against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
+Both are checked against transformers 5.24.0 in ``tests/system/test_hf_agreement.py``.
 """
 
 import numpy as np

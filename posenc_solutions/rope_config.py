@@ -7,7 +7,7 @@ transformers reads all three into one dict, ``config.rope_parameters``
 (``modeling_rope_utils.RotaryEmbeddingConfigMixin``: ``convert_rope_params_to_dict`` and
 ``standardize_rope_params``), then picks the function of its ``rope_type`` from
 ``ROPE_INIT_FUNCTIONS``. This module does the same for a flat (not per-layer) config, and is checked
-against transformers 5.24.0 in ``tests/test_hf_agreement.py``.
+against transformers 5.24.0 in ``tests/system/test_hf_agreement.py``.
 """
 
 import math

@@ -4,7 +4,7 @@ Llama 3.1's rope_type="llama3", as inverse frequencies (and YaRN's attention fac
 Every rule starts from the plain RoPE inverse frequencies ``base ** (-2t / head_dim)``,
 ``t = 0 .. head_dim/2 - 1`` (pair ``t`` turns by ``m * theta_t`` radians at position ``m``) and
 returns new ones, as Hugging Face transformers' ``modeling_rope_utils.py`` does (checked against
-transformers 5.23.0 in ``tests/test_advanced_rope_scaling.py``).
+transformers 5.23.0 in ``tests/unit/test_advanced_rope_scaling.py``).
 """
 
 import math

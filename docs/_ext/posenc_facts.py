@@ -2,7 +2,7 @@
 
 A page writes ``{fact}`posenc.points``` where it means the first assignment's total; the role (``posenc_docs``)
 puts this module's value there. Each fact also says how a person would type it by hand (``typed``), and
-``tests/test_docs.py`` fails when a page or the README does.
+``tests/system/test_docs.py`` fails when a page or the README does.
 
 Measured figures (timings, test counts, benchmark ratios) are not facts of the code: the tools that measure them
 write them into ``docs/measured/``, each with the commit and the machine it came from, and the pages include

@@ -3,7 +3,7 @@
 :func:`layout_page` writes its Markdown from what is there, so that it cannot fall behind:
 
 - the top-level folders and files the repository tracks, each with what it is: its package's docstring, else
-  :data:`TOP_LEVEL` (a new entry with neither is listed as undescribed, and ``tests/test_layout_page.py`` fails);
+  :data:`TOP_LEVEL` (a new entry with neither is listed as undescribed, and ``tests/unit/test_layout_page.py`` fails);
 - every package (a folder with ``__init__.py``) of :data:`PACKAGES`, walked down to its subpackages, and each
   module with the first paragraph of its docstring, read with ``ast`` (nothing is imported);
 - the console scripts of ``pyproject.toml``, and the commands of ``posenc`` by audience

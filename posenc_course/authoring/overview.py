@@ -1,7 +1,7 @@
 """The course's overview figure, ``docs/_static/overview.svg``: four schemes drawn by the reference solutions.
 
 The README and the site's landing page show it. It is made by this module, never by hand:
-``python -m posenc_course.authoring.overview`` writes it again, and ``tests/test_docs.py`` checks that the committed
+``python -m posenc_course.authoring.overview`` writes it again, and ``tests/system/test_docs.py`` checks that the committed
 file is what this module draws (the SVG is made byte-stable: matplotlib's defaults, a fixed hash salt, no date).
 """
 

@@ -3,7 +3,7 @@
 This is the one place that says which theory section and which exercises belong to a scheme; the
 reference modules are read from the functions the exercises ask for (``posenc_solutions.EXERCISES``), and
 titles from the notebooks' headings. The docs site (``docs/``) makes a page of each scheme from it, and
-``tests/test_docs.py`` checks it against the notebooks: every exercise belongs to a scheme, every section
+``tests/system/test_docs.py`` checks it against the notebooks: every exercise belongs to a scheme, every section
 exists.
 """
 

@@ -11,8 +11,8 @@ Each exercise is scored by its own test cells, so mutants of different exercises
 A mutant that loses points in its exercise is *killed*. One that keeps full marks is checked against independent
 evidence (:data:`EVIDENCE`): the assignment's contract tests are run with the mutant in place of the reference
 function. For the first assignment they compare the package with the independent implementations of
-``tests/alternative_solutions.py``, known values and properties; for the second and third, with loops,
-the papers' worked values and hand-worked cases (``tests/test_advanced_*.py``, ``tests/test_frontier_*.py``).
+``tests/helpers/alternative_solutions.py``, known values and properties; for the second and third, with loops,
+the papers' worked values and hand-worked cases (``tests/unit/test_advanced_*.py``, ``tests/unit/test_current_*.py``).
 If they all pass, nothing tells the mutant from the reference: it is *equivalent*, and set aside (listed, so
 a person can check). If one fails, the mutant is a *survivor*: a wrong answer that gets full marks. Each
 survivor must be explained in ``authoring/mutants.md`` (a heading that is its name, then why it is
@@ -55,9 +55,9 @@ def _test_modules(pattern):
 
 #: ``{assignment: test files}``: the independent evidence that tells a mutant from the reference, if anything does.
 EVIDENCE = {
-    ASSIGNMENT: ("tests/test_contract.py", "tests/test_known_values.py", "tests/test_properties.py"),
-    ADVANCED: _test_modules("tests/test_advanced_*.py"),
-    CURRENT: _test_modules("tests/test_frontier_*.py"),
+    ASSIGNMENT: ("tests/unit/test_contract.py", "tests/unit/test_known_values.py", "tests/unit/test_properties.py"),
+    ADVANCED: _test_modules("tests/unit/test_advanced_*.py"),
+    CURRENT: _test_modules("tests/unit/test_current_*.py"),
 }
 #: The least share of its non-equivalent mutants that a full run of an assignment must kill.
 KILL_RATE_FLOOR = 0.99

@@ -19,7 +19,7 @@ error's message is not graded.
 :func:`dropped_guards` makes a mutant of another kind, *guard*: one input check of the contract taken out
 (an ``if`` that only raises ValueError, made ``pass``): the answer of a student who forgot that check.
 The tests catch it only if they try an input that the rest of the function accepts, not one that numpy's
-own ValueError (a shape that does not broadcast) turns away for them (``tests/test_input_checks.py``).
+own ValueError (a shape that does not broadcast) turns away for them (``tests/unit/test_input_checks.py``).
 """
 
 import ast
