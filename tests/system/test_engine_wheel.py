@@ -27,41 +27,41 @@ OLD_ADOPTION_LINES = """\
 import sys
 from pathlib import Path
 
-c.Autograde.exporter_class = "hardened_grading.exporters.notebook.TolerantNotebookExporter"
-c.Autograde.pre_convert_hook = "hardened_grading.hooks.submission.prepare_submission"
-c.Autograde.post_convert_hook = "hardened_grading.hooks.submission.mark_graded"
+c.Autograde.exporter_class = "hardened_grading.grading.TolerantNotebookExporter"
+c.Autograde.pre_convert_hook = "hardened_grading.grading.prepare_submission"
+c.Autograde.post_convert_hook = "hardened_grading.grading.mark_graded"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".hardened-grading-done"]
 c.Autograde.sanitize_preprocessors = [
-    "hardened_grading.preprocessors.restore.RestoreReleaseCells",
+    "hardened_grading.restore.RestoreReleaseCells",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
-    "hardened_grading.preprocessors.metadata.CheckCellMetadata",
+    "hardened_grading.grading.CheckCellMetadata",
 ]
 c.Autograde.autograde_preprocessors = [
-    "hardened_grading.preprocessors.execute.ResilientExecute",
-    "hardened_grading.preprocessors.inert.InertContent",
+    "hardened_grading.grading.ResilientExecute",
+    "hardened_grading.inert.InertContent",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "hardened_grading.preprocessors.metadata.CheckCellMetadata",
+    "hardened_grading.grading.CheckCellMetadata",
 ]
-c.GenerateFeedback.pre_convert_hook = "hardened_grading.hooks.submission.secure_graded_folder"
+c.GenerateFeedback.pre_convert_hook = "hardened_grading.grading.secure_graded_folder"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "hardened_grading.preprocessors.feedback_summary.FeedbackSummary",
+    "hardened_grading.feedback.FeedbackSummary",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
-c.GenerateFeedback.exporter_class = "hardened_grading.exporters.feedback_html.SummaryFirstHTMLExporter"
-c.HTMLExporter.preprocessors = ["hardened_grading.preprocessors.inert.InertContent"]  # formgrader's pages too
-c.HTMLExporter.filters = {"markdown2html": "hardened_grading.preprocessors.inert.markdown2html"}
+c.GenerateFeedback.exporter_class = "hardened_grading.feedback.SummaryFirstHTMLExporter"
+c.HTMLExporter.preprocessors = ["hardened_grading.inert.InertContent"]  # formgrader's pages too
+c.HTMLExporter.filters = {"markdown2html": "hardened_grading.inert.markdown2html"}
 c.ExchangeFactory.release_feedback = "hardened_grading.exchange.ReleaseFeedback"
 c.ExchangeFactory.collect = "hardened_grading.exchange.Collect"
 if sys.argv[1:2] == ["autograde"]:  # finish what an interrupted run left half-graded (a live run's is kept)
-    from hardened_grading.hooks.unfinished import remove_unfinished
+    from hardened_grading.grading import remove_unfinished
 
     remove_unfinished(Path(__file__).parent)
 """
@@ -169,7 +169,7 @@ def test_a_course_adopting_the_engine_alone_is_graded_as_stock_nbgrader_grades_i
     else:
         assert log.count("FutureWarning") == 1, log[-3000:]
         # the first old path the command meets: the config's own import, when nbgrader loads it
-        assert "hardened_grading.hooks.unfinished.remove_unfinished is now hardened_grading.hooks.unfinished" \
+        assert "hardened_grading.grading.remove_unfinished is now hardened_grading.hooks.unfinished" \
                ".remove_unfinished" in log, log[-3000:]
     scores = {student: sum(notebook.code_score for notebook in notebooks.values())
               for student, notebooks in read_gradebook(course, USER_GUIDE.assignment).items()}
