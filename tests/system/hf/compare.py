@@ -72,7 +72,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]  # tests/system/hf/compare.py: the repository
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
