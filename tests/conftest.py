@@ -63,8 +63,10 @@ HEAVIEST_FIRST = ("test_grade_class", "test_pythons", "test_grading_advanced", "
                   "test_engine_wheel", "test_docs", "test_theory", "test_leaks", "test_unreadable")
 # Tests that may run on any worker, each alone (`make test` runs the suite on every core with pytest-xdist):
 # their module has no fixture that several of them share. Every other module runs whole on one worker, so
-# that a module's fixtures (a class graded once, a PostgreSQL server) are made once.
-SPREAD_MODULES = {"test_pythons", "test_grade_class_runs"}
+# that a module's fixtures (a class graded once, a PostgreSQL server) are made once. test_answers_in_process, two
+# thirds of the fast tier's time on one worker, judges each answer on its own (its cached set-ups are made once
+# per worker, in a second or two).
+SPREAD_MODULES = {"test_pythons", "test_grade_class_runs", "test_answers_in_process"}
 #: This folder: tests/.
 TESTS = Path(__file__).resolve().parent
 
