@@ -201,7 +201,6 @@ class ResilientExecute(Execute):
         self._link = KernelLink(self, self._run_code_cell)
         self._time_limits = {}  # id(cell) -> seconds, for the cells the kernel link runs
         self._output_used = {}  # cell index -> bytes of output sent for it (its test cell's calls included)
-        self._stream_lines = {}  # cell index -> lines of stream output kept for it (see _past_nbgraders_lines)
         self._comm_used = 0  # bytes of comm messages the kernel sent (not the judge's replies)
         self._deadline = None  # time.monotonic() by which the submission's cells must be done (submission_seconds)
         self._index = None  # the index of the cell whose messages are being processed
@@ -218,7 +217,6 @@ class ResilientExecute(Execute):
         self._info = (resources or {}).get("nbgrader", {})
         self._setup, self._in_kernel = None, set()
         self._output_used, self._comm_used, self._deadline, self._said_out_of_time = {}, 0, None, False
-        self._stream_lines = {}  # cell index -> lines of stream output kept for it (see _past_nbgraders_lines)
         self._replied, self._kept_past_cap = set(), set()
         self.extra_arguments = self.kernel_arguments()
         folder = ((resources or {}).get("metadata") or {}).get("path") or None
@@ -351,7 +349,7 @@ class ResilientExecute(Execute):
                 return None
         return super().process_message(msg, cell, cell_index)
 
-    def admit(self, cell_index, size, outs=None, beyond=None):
+    def admit(self, cell_index, size, outs=None):
         """Count `size` bytes of output for the cell at `cell_index`; whether they fit in ``max_output_kb``.
         The first time they do not, a line that says so is appended to `outs` (and returned)."""
         used = self._output_used.get(cell_index, 0)
@@ -364,26 +362,10 @@ class ResilientExecute(Execute):
                              self._info.get("student"), self.max_output_kb)
             if outs is not None:
                 notice = nbformat.v4.new_output("stream", name="stdout", text=(
-                    f"\n[output beyond {beyond or f'{self.max_output_kb} KiB'} was dropped while grading]\n"))
+                    f"\n[output beyond {self.max_output_kb} KiB was dropped while grading]\n"))
                 outs.append(notice)
                 return notice
         return False
-
-    def _nbgraders_lines(self):
-        """nbgrader's ``LimitOutput.max_lines`` as this run is configured (1000, nbgrader's default)."""
-        return self.config.get("LimitOutput", {}).get("max_lines", 1000)
-
-    def _past_nbgraders_lines(self, cell_index, msg):
-        """Whether a stream message would take the cell's kept stream output to nbgrader's ``LimitOutput.max_lines``,
-        which keeps a cell's first lines and drops every stream output after them: the cap's notice must come
-        before, or the student never sees why their output stopped (a flood of short lines, under
-        ``max_output_kb``, passed nbgrader's limit first)."""
-        max_lines = self._nbgraders_lines()
-        if msg["msg_type"] != "stream" or not isinstance(max_lines, int) or max_lines < 0:
-            return False
-        lines = self._stream_lines.get(cell_index, 0) + str(msg["content"].get("text", "")).count("\n")
-        self._stream_lines[cell_index] = lines
-        return lines >= max_lines - 4  # room for the notice's own lines, and a line per stream LimitOutput counts
 
     def output(self, outs, msg, display_id, cell_index):
         """nbclient's handler of one output message: past ``max_output_kb`` for one cell, outputs are
@@ -398,10 +380,7 @@ class ResilientExecute(Execute):
             return super().output(outs, msg, None, cell_index)
         if self._judged(cell_index):
             display_id = None
-        beyond = None
-        if self._past_nbgraders_lines(cell_index, msg):
-            size, beyond = max(size, self.max_output_kb * 1024 + 1), f"{self._nbgraders_lines()} lines"
-        admitted = self.admit(cell_index, size, outs, beyond)
+        admitted = self.admit(cell_index, size, outs)
         if admitted is not True:
             # Past the cap, a cell's error and its result are still kept, once each and cut short: nbgrader reads
             # a test cell's score from them (a cell run in the kernel: trusted_tests off, or a flood then a failure).
