@@ -27,7 +27,6 @@ kernels with it (they are bound to it: :func:`hardened_grading.sandbox.parent.bi
 it leaves are removed by the next run (:func:`remove_staging_folders`).
 """
 
-import logging
 import os
 import shutil
 import socket
@@ -35,7 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-log = logging.getLogger("hardened_grading")
+from ..logs import log
 
 #: The start of a staging folder's name, in the course's ``autograded/``: then :func:`owner` and random letters.
 #: A dot first: nbgrader's globs (``autograded/*/ASSIGNMENT``) never see it as a student.

@@ -30,7 +30,6 @@ import contextlib
 import errno
 import heapq
 import importlib.machinery
-import logging
 import os
 import shutil
 import stat
@@ -40,9 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UnsafeEntry
+from ..logs import log
 from .terminal import escape as shown
-
-log = logging.getLogger("hardened_grading")
 
 #: The defaults of ``ResilientExecute.max_files`` and ``ResilientExecute.max_folder_mb``: what one graded
 #: folder may hold (files and folders; bytes), its notebook and the course's files included. A course's own
