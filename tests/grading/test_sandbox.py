@@ -165,10 +165,11 @@ def host_address():
 
 
 def printed(course, student):
-    """Everything the graded notebook of `student` shows as output: text, errors and their messages."""
+    """Everything the graded notebook of `student` shows as output: text, displays' plain text, errors and their
+    messages."""
     graded = nbformat.read(course / "autograded" / student / "posenc" / NOTEBOOK, as_version=4)
-    return "\n".join(str(o.get(key, "")) for c in graded.cells for o in c.get("outputs", [])
-                     for key in ("text", "ename", "evalue"))
+    return "\n".join(str(o.get(key, "")) + str(o.get("data", {}).get("text/plain", "") if key == "text" else "")
+                     for c in graded.cells for o in c.get("outputs", []) for key in ("text", "ename", "evalue"))
 
 
 def marked_processes():

@@ -118,7 +118,9 @@ def test_what_the_kernel_printed_in_a_judged_cell_cannot_be_read_as_a_score():
                                    "transient": {"display_id": "x"}})]
     cell = notebook().cells[1]
     judged_verdict(cell, passed=(True, True), printed=inert(printed))
-    assert [(o.output_type, o.get("name")) for o in cell.outputs] == [("stream", "stdout")] * 3  # an error has no text
+    # an error has no text; the others are plain text: a display without id nobody can update, nor read as a score
+    assert [(o.output_type, o.get("name")) for o in cell.outputs] == [("stream", "stdout")] + [("display_data", None)] * 2
+    assert [set(o.data) for o in cell.outputs[1:]] == [{"text/plain"}] * 2 and "transient" not in cell.outputs[2]
     assert recorded(cell) == engine_meta(cell)["score"] == TEST_POINTS
 
 
@@ -135,7 +137,7 @@ def test_anything_on_standard_error_fails_the_cell_as_in_nbgrader(passed):
     the cell scores 0, as nbgrader's own run and Validate fail it; a line says why."""
     cell = notebook().cells[1]
     judged_verdict(cell, passed, printed=inert([nbformat.v4.new_output("stream", name="stderr", text="debug\n")]))
-    assert cell.outputs[0].name == "stderr" and "standard error" in cell.outputs[1].text
+    assert "standard error" in cell.outputs[0].text and cell.outputs[1].name == "stderr"
     assert recorded(cell) == engine_meta(cell)["score"] == 0
 
 
@@ -171,6 +173,96 @@ def test_clearing_the_outputs_does_not_give_the_allowance_back():
     assert answer.outputs == [] and execute._output_used[0] > 20 * 2000
 
 
+def merged_as_nbclient_does(cell):
+    """The cell's outputs as nbclient leaves them when the cell ends (``coalesce_streams``): one stream output per
+    name, where its first was."""
+    outputs, streams = [], {}
+    for output in cell.outputs:
+        if output.output_type == "stream" and output.name in streams:
+            streams[output.name].text += output.text
+            continue
+        if output.output_type == "stream":
+            streams[output.name] = output
+        outputs.append(output)
+    cell.outputs = outputs
+    return cell
+
+
+def shown_text(cell):
+    return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+
+
+def test_the_notice_of_a_flood_of_short_lines_outlives_nbgraders_limit_output():
+    """A flood of short lines passes nbgrader's ``LimitOutput.max_lines`` (1000, next in the pipeline) before it
+    passes ``max_output_kb``. LimitOutput keeps a cell's first 1000 lines of stream output and drops every stream
+    after them, so a notice sent as a stream was dropped and the student never saw why their output stopped (a
+    full run's test_sandbox output bomb, by chance of how the kernel batched its prints)."""
+    from nbgrader.preprocessors import LimitOutput
+
+    execute = executor(max_output_kb=16)
+    answer = execute.nb.cells[0]
+    for _ in range(400):
+        execute.process_message(message("stream", {"name": "stdout", "text": "flood\n" * 5}), answer, 0)
+    cell, _ = LimitOutput().preprocess_cell(merged_as_nbclient_does(answer), {}, 0)
+    shown = shown_text(cell)
+    assert "... Output truncated ..." in shown, "the flood did not pass LimitOutput's lines: no proof"
+    assert "[output beyond 16 KiB was dropped while grading]" in shown, shown[-300:]
+
+
+def test_a_flood_under_max_output_kb_has_no_notice_however_many_lines_it_has():
+    """Lines past LimitOutput's 1000 but under ``max_output_kb`` are nbgrader's to cut, with its own words: the
+    engine says nothing of a limit it did not apply (an instructor who raised max_output_kb sees no notice)."""
+    execute = executor(max_output_kb=1024)
+    answer = execute.nb.cells[0]
+    for _ in range(400):
+        execute.process_message(message("stream", {"name": "stdout", "text": "flood\n" * 5}), answer, 0)
+    assert "output beyond" not in shown_text(answer) and shown_text(answer).count("flood") == 2000
+
+
+def limited(cell):
+    """`cell` as nbgrader's LimitOutput leaves it (after the engine, before SaveAutoGrades)."""
+    from nbgrader.preprocessors import LimitOutput
+
+    return LimitOutput().preprocess_cell(cell, {}, 1)[0]
+
+
+FLOOD_LINES = [nbformat.v4.new_output("stream", name="stdout", text="debug print in my loop\n" * 1500)]
+
+
+def test_a_judged_cell_whose_calls_printed_many_lines_keeps_its_list_of_failed_checks():
+    """A student's debug print in a function the tests call many times: 1500 lines, more than LimitOutput keeps.
+    The list of failed checks came after them and was dropped, so the cell lost points and did not say why."""
+    cell = notebook().cells[1]
+    judged_verdict(cell, passed=(True, False), printed=inert(FLOOD_LINES))
+    shown = shown_text(limited(cell))
+    assert "... Output truncated ..." in shown, "the prints did not pass LimitOutput's lines: no proof"
+    assert "1 of 2 checks passed" in shown and "FAILED (line 2): f(2): expected 3, got 2" in shown, shown[-300:]
+    assert recorded(cell) == engine_meta(cell)["score"] == TEST_POINTS / 2
+
+
+def test_a_cell_that_wrote_to_standard_error_after_many_lines_still_scores_0_and_says_why():
+    """stdout past LimitOutput's lines, then stderr: LimitOutput dropped the stderr stream, and nbgrader recorded full
+    points where the engine's summary said 0 (nbgrader reads 0 from a stderr stream or an error only)."""
+    cell = notebook().cells[1]
+    printed = FLOOD_LINES + [nbformat.v4.new_output("stream", name="stderr", text="a warning\n")]
+    judged_verdict(cell, passed=(True, True), printed=inert(printed))
+    assert "standard error" in shown_text(limited(cell))
+    assert recorded(cell) == engine_meta(cell)["score"] == 0
+
+
+def test_the_notice_of_a_judged_calls_flood_outlives_nbgraders_limit_output():
+    """What the kernel printed during the judge's calls, past ``max_output_kb`` in short lines: its notice stays."""
+    execute = executor(max_output_kb=16)
+    link, run = KernelLink(execute, None), CellRun(1, time.monotonic() + 10, 10)
+    for _ in range(400):
+        link._printed(run, nbformat.v4.new_output("stream", name="stdout", text="x\n" * 20))
+    cell = notebook().cells[1]
+    judged_verdict(cell, passed=(True, True), printed=inert(run.printed))
+    shown = shown_text(limited(merged_as_nbclient_does(cell)))
+    assert "... Output truncated ..." in shown, "the flood did not pass LimitOutput's lines: no proof"
+    assert "[output beyond 16 KiB was dropped while grading]" in shown, shown[-300:]
+
+
 @pytest.mark.parametrize("last, score", [
     (message("error", {"ename": "AssertionError", "evalue": "wrong " * 10_000, "traceback": ["t" * 10_000] * 50}), 0),
     (display("0.5", msg_type="execute_result"), 0.5),
@@ -195,8 +287,9 @@ def test_the_judges_calls_share_their_test_cells_allowance():
     link, run = KernelLink(execute, None), CellRun(1, time.monotonic() + 10, 10)
     for _ in range(40):
         link._printed(run, nbformat.v4.new_output("stream", name="stdout", text="p" * 1000))
-    assert 14_000 < sum(len(o.text) for o in run.printed) < 17_000
-    assert run.printed[-1].text.strip() == "[output beyond 16 KiB was dropped while grading]"
+    assert 14_000 < sum(len(shown_text(nbformat.v4.new_code_cell(outputs=[o]))) for o in run.printed) < 17_000
+    assert shown_text(nbformat.v4.new_code_cell(outputs=run.printed[-1:])).strip() == \
+        "[output beyond 16 KiB was dropped while grading]"
     call = nbformat.v4.new_code_cell("<the kernel link's call>")
     execute.process_message(message("stream", {"name": "stdout", "text": "more"}), call, 1)
     assert call.outputs == []

@@ -223,10 +223,11 @@ def reply_too_large(size, limit):
 
 def inert(outputs):
     """What the kernel printed in a judged test cell (outside the calls, which bring their own: the agent's cell, a
-    message sent straight to the grader), as ``[[stream name, text], ...]`` that nbgrader cannot read as a score:
+    message sent straight to the grader), as ``[[name, text], ...]`` that nbgrader cannot read as a score:
     text on stdout or stderr, as printed (stderr fails the cell, as in nbgrader: :func:`record_verdict`), and
-    every other output as text on stdout (no error, no result, and no display id a later message could update).
-    The cell's score is otherwise the judge's alone."""
+    every other output as its plain text, named ``display`` (no error, no result, and no display id a later
+    message could update): the grader's notice of a cap among them, which nbgrader's ``LimitOutput`` would drop
+    as a stream after the cell's first lines. The cell's score is otherwise the judge's alone."""
     kept = []
     for output in outputs:
         stream = output.get("output_type") == "stream"
@@ -234,7 +235,7 @@ def inert(outputs):
         if isinstance(text, list):
             text = "".join(text)
         if isinstance(text, str) and text:
-            kept.append(["stderr" if stream and output.get("name") == "stderr" else "stdout", text])
+            kept.append([("stderr" if output.get("name") == "stderr" else "stdout") if stream else "display", text])
     return kept
 
 
@@ -265,18 +266,18 @@ def record_verdict(cell, checks, printed, error, abort=None, per_check=True, res
     if on_stderr:
         score = 0.0
     cell.metadata[META] = {"checks": [check.as_dict() for check in checks], "score": score, "points": points}
-    for name, text in streams:
-        if text:
-            cell.outputs.append(nbformat.v4.new_output("stream", name=name, text=text))
     if on_stderr:
-        cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=(
-            "This cell scores 0: something was written to standard error while its tests ran (above),\n"
-            "and nbgrader fails a test cell that writes there, as Validate does.\n"
-            "Print to standard output instead, or remove the print.\n")))
-        if error is not None:
-            cell.outputs.append(nbformat.v4.new_output(**error))
+        _said(cell, "This cell scores 0: something was written to standard error while its tests ran (below),\n"
+                    "and nbgrader fails a test cell that writes there, as Validate does.\n"
+                    "Print to standard output instead, or remove the print.\n")
+        _printed_under(cell, streams)
+        # nbgrader reads the 0 from the stderr stream, which LimitOutput drops after a cell's first lines
+        cell.outputs.append(nbformat.v4.new_output(**error) if error is not None else nbformat.v4.new_output(
+            "error", ename="WroteToStandardError", evalue="something was written to standard error: 0 points",
+            traceback=["WroteToStandardError: something was written to standard error: 0 points"]))
         return
     if not failed and error is None and abort is None:
+        _printed_under(cell, streams)
         if result is not None:
             shown = nbformat.v4.new_output("execute_result", data={"text/plain": repr(result)}, execution_count=None)
             cell.outputs.append(shown)
@@ -291,7 +292,8 @@ def record_verdict(cell, checks, printed, error, abort=None, per_check=True, res
     for check in failed:
         where = "hidden check" if check.hidden else f"line {check.line}"
         lines.append(f"  FAILED ({where}): {check.message}")
-    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text="\n".join(lines) + "\n"))
+    _said(cell, "\n".join(lines) + "\n")
+    _printed_under(cell, streams)
     if score > 0 and (failed or abort):
         cell.outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": f"{score:g}"},
                                                    execution_count=None))
@@ -300,3 +302,18 @@ def record_verdict(cell, checks, printed, error, abort=None, per_check=True, res
     elif score < points:  # no error to show, yet no points: nbgrader reads 0 only from an error
         cell.outputs.append(nbformat.v4.new_output("error", ename="ChecksFailed", evalue=lines[0],
                                                    traceback=[f"ChecksFailed: {lines[0]}"]))
+
+
+def _said(cell, text):
+    """The grader's own words under a test cell: first, on stdout, so that nbgrader's ``LimitOutput`` (which keeps
+    a cell's first lines of stream output) never drops them after what the submission printed."""
+    cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=text))
+
+
+def _printed_under(cell, streams):
+    """What the cell printed (:func:`inert`'s ``[[name, text], ...]``) as the cell's outputs, in order."""
+    for name, text in streams:
+        if text and name == "display":
+            cell.outputs.append(nbformat.v4.new_output("display_data", data={"text/plain": text}))
+        elif text:
+            cell.outputs.append(nbformat.v4.new_output("stream", name=name, text=text))

@@ -351,7 +351,9 @@ class ResilientExecute(Execute):
 
     def admit(self, cell_index, size, outs=None):
         """Count `size` bytes of output for the cell at `cell_index`; whether they fit in ``max_output_kb``.
-        The first time they do not, a line that says so is appended to `outs` (and returned)."""
+        The first time they do not, a line that says so is appended to `outs` (and returned). It is a display, not
+        a stream: nbgrader's ``LimitOutput``, next in the pipeline, drops every stream after a cell's first
+        ``max_lines`` lines, and a flood of short lines passes them before it passes ``max_output_kb``."""
         used = self._output_used.get(cell_index, 0)
         self._output_used[cell_index] = used + size
         limit = self.max_output_kb * 1024
@@ -361,8 +363,8 @@ class ResilientExecute(Execute):
             self.log.warning("hardened_grading: student %r: a cell's output beyond %d KiB was dropped",
                              self._info.get("student"), self.max_output_kb)
             if outs is not None:
-                notice = nbformat.v4.new_output("stream", name="stdout", text=(
-                    f"\n[output beyond {self.max_output_kb} KiB was dropped while grading]\n"))
+                notice = nbformat.v4.new_output("display_data", data={"text/plain": (
+                    f"[output beyond {self.max_output_kb} KiB was dropped while grading]")})
                 outs.append(notice)
                 return notice
         return False
