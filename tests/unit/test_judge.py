@@ -15,6 +15,7 @@ from hardened_grading.judge import agent
 from hardened_grading import errors
 from hardened_grading.judge import checks as judge_checks
 from hardened_grading.judge import judge
+from hardened_grading.judge import magics
 from hardened_grading.judge import messages
 from hardened_grading.judge import setup as judge_setup
 
@@ -250,6 +251,20 @@ def test_a_test_cell_scores_the_weighted_share_of_its_checks_that_pass(what, sou
     assert [check.passed for check in the_judge.checks] == passed
     assert judge_checks.score_of(the_judge.checks, 4) == pytest.approx(round(score, 2))
     assert all(check.message for check in the_judge.checks if not check.passed)
+
+
+def test_the_same_cell_judged_again_starts_from_nothing():
+    """A class's students share their test cells, and the judge parses and compiles each once: what one student's
+    run recorded (a failed check, its message, a result) never reaches the next student's."""
+    source = "check_true(f(1) == 1, 'f(1)')\ncheck_true(f(2) == 4, 'f(2)')\nf(3)"
+    wrong, right = judge.Judge(_answers(f=lambda x: x)), judge.Judge(_answers(f=lambda x: x * x))
+    wrong.run(source, _checks_setup(), "<test cell t>", functions={"f"})
+    right.run(source, _checks_setup(), "<test cell t>", functions={"f"})
+    assert [(c.passed, c.message) for c in right.checks] == [(True, ""), (True, "")] and right.result == 9
+    assert [c.passed for c in wrong.checks] == [True, False] and wrong.checks[1].message and wrong.result == 3
+    first = magics.translate("%%capture --bad\nx = 1\n")
+    first.unsupported.append("changed by its caller")
+    assert magics.translate("%%capture --bad\nx = 1\n").unsupported == first.unsupported[:-1]
 
 
 def test_a_check_knows_whether_it_is_hidden_and_where_it_is():

@@ -2,6 +2,7 @@
 
 import ast
 import dataclasses
+import functools
 import re
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -71,7 +72,15 @@ class _RouteChecks(ast.NodeTransformer):
 
 
 def routed_checks(source):
-    """``(the cell's statements with each check routed through RECORD, its checks)``."""
+    """``(the cell's statements with each check routed through RECORD, its checks)``: the checks new, not yet
+    run; the statements shared by every call with this `source` (a class's test cells are the same for each
+    student), to compile, never to change."""
+    body, checks = _routed(source)
+    return list(body), [dataclasses.replace(check) for check in checks]
+
+
+@functools.lru_cache(maxsize=512)
+def _routed(source):
     tree = ast.parse(source)
     router = _RouteChecks(source)
     body = []
@@ -80,7 +89,7 @@ def routed_checks(source):
         body.append(ast.fix_missing_locations(router.visit(statement)))
         for check in router.checks[first:]:
             check.statement = number
-    return body, router.checks
+    return tuple(body), tuple(router.checks)
 
 
 def score_of(checks, points):

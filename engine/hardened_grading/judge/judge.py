@@ -2,6 +2,7 @@
 
 import ast
 import contextlib
+import functools
 import io
 import json
 import linecache
@@ -28,6 +29,17 @@ from .setup import (
     _raise_again,
     free_names,
 )
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(source, label):
+    """``((code, whether it is the cell's value), ...)``: the test cell's statements (:func:`routed_checks`)
+    compiled one by one under `label`, its last one for its value when it is an expression (IPython shows it)."""
+    statements = routed_checks(source)[0]
+    return tuple((compile(ast.Expression(statement.value), label, "eval"), True)
+                 if number == len(statements) - 1 and isinstance(statement, ast.Expr) else
+                 (compile(ast.Module([statement], type_ignores=[]), label, "exec"), False)
+                 for number, statement in enumerate(statements))
 
 
 class Judge:
@@ -160,7 +172,7 @@ class Judge:
         """
         namespace = dict(setup)
         names = free_names(source, setup)
-        statements, self.checks = routed_checks(source)
+        self.checks = routed_checks(source)[1]
         self.result, self.streams = None, []
         namespace[RECORD] = self._record
         linecache.cache[label] = (len(source), None, source.splitlines(True), label)  # lines in tracebacks
@@ -179,12 +191,12 @@ class Judge:
                         contextlib.redirect_stderr(_StreamTo(self, "stderr")), numpy.errstate(**state["errstate"]), \
                         numpy.printoptions(**{**setup.get(PRINT_OPTIONS, {}), **state["printoptions"]}), \
                         _working_folder(self.folder, state["folder"]):
-                    for number, statement in enumerate(statements):
+                    for number, (code, value) in enumerate(_compiled(source, label)):
                         try:
-                            if number == len(statements) - 1 and isinstance(statement, ast.Expr):
-                                self.result = eval(compile(ast.Expression(statement.value), label, "eval"), namespace)
+                            if value:
+                                self.result = eval(code, namespace)
                             else:
-                                exec(compile(ast.Module([statement], type_ignores=[]), label, "exec"), namespace)
+                                exec(code, namespace)
                         except Abort as abort:
                             self._not_run(f"not run: {abort.message}")
                             raise

@@ -36,6 +36,7 @@ stand-in refuses it too, should it be called anyway.
 
 import ast
 import contextlib
+import functools
 import io
 import re
 import shlex
@@ -77,13 +78,20 @@ class Translation:
 
 
 def translate(source):
-    """The cell `source` as Python, with the magics it uses that the judge cannot carry out.
+    """The cell `source` as Python, with the magics it uses that the judge cannot carry out (a new
+    :class:`Translation`; a cell's translation is made once, :func:`_translated`).
 
     IPython's own ``TransformerManager`` turns each magic into a call of ``get_ipython()``; a cell whose first
     line is ``%%capture`` or ``%%time`` becomes ``get_ipython().begin_cell_magic(...)``, its body (translated as
     a cell of its own) and ``get_ipython().end_cell_magic(...)``, on the cell's own lines. A cell that is not
     valid Python once translated is returned as it is (the judge then says why, as before).
     """
+    made = _translated(source)
+    return Translation(made.code, list(made.unsupported), list(made.left_out))
+
+
+@functools.lru_cache(maxsize=512)
+def _translated(source):
     from IPython.core.inputtransformer2 import TransformerManager
 
     lines = source.splitlines(keepends=True)

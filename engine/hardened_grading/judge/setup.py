@@ -156,6 +156,13 @@ def answer_functions(notebook):
 
 def free_names(source, namespace):
     """Names the cell reads but never assigns, and that `namespace` and builtins lack."""
+    loaded, stored = _read_and_assigned(source)
+    return sorted(loaded - stored - set(namespace) - set(dir(builtins)))
+
+
+@functools.lru_cache(maxsize=512)
+def _read_and_assigned(source):
+    """``(names the cell reads, names it assigns)``, as frozensets."""
     tree = ast.parse(source)
     loaded, stored = set(), set()
     for node in ast.walk(tree):
@@ -169,7 +176,7 @@ def free_names(source, namespace):
             stored.add(node.name)
         elif isinstance(node, ast.arg):
             stored.add(node.arg)
-    return sorted(loaded - stored - set(namespace) - set(dir(builtins)))
+    return frozenset(loaded), frozenset(stored)
 
 
 class KernelFunction:
