@@ -41,6 +41,47 @@ def test_python_values_keep_their_types(value):
     assert type(back) is type(value) and repr(back) == repr(value)
 
 
+@given(hnp.arrays(dtype=st.sampled_from([np.float64, np.float32, np.int64, np.int16, np.uint8, np.bool_,
+                                         np.complex128, np.dtype(">f8")]),
+                  shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4)),
+       st.booleans())
+def test_the_judge_reads_what_numpy_saves_as_numpy_reads_it_without_numpys_reader(array, fortran):
+    """The judge's reader of an answer's array (:func:`agent.read_npy`) gives what ``numpy.load`` gives, writable,
+    in the same order, without calling it (its header parse was the judge's largest cost)."""
+    import io
+    from unittest import mock
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.asfortranarray(array) if fortran else array, allow_pickle=False)
+    expected = np.load(io.BytesIO(buffer.getvalue()), allow_pickle=False)
+    with mock.patch.object(np, "load", side_effect=AssertionError("numpy's reader was used")):
+        back = agent.read_npy(buffer.getvalue())
+    assert back.dtype == expected.dtype and back.shape == expected.shape and back.flags.writeable
+    assert back.flags.f_contiguous == expected.flags.f_contiguous
+    np.testing.assert_array_equal(back, expected)
+
+
+def test_bytes_the_judge_does_not_write_are_numpys_to_read_and_to_refuse():
+    """A kernel can send anything: what is not exactly an array of numbers as numpy saves it (objects, a cut-short
+    body, a header of another form) is read by numpy's own reader, which refuses what numpy refuses."""
+    import io
+
+    def saved(array, allow_pickle=False):
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=allow_pickle)
+        return buffer.getvalue()
+
+    with pytest.raises(ValueError, match="allow_pickle"):
+        agent.read_npy(saved(np.array([{"a": 1}], dtype=object), allow_pickle=True))
+    with pytest.raises(ValueError):
+        agent.read_npy(saved(np.arange(10.0))[:-8])
+    forged = saved(np.arange(3.0)).replace(b"'shape': (3,)", b"'shape': (4,)")
+    with pytest.raises(ValueError):
+        agent.read_npy(forged)
+    text = saved(np.array(["hidden"]))
+    np.testing.assert_array_equal(agent.read_npy(text), np.array(["hidden"]))  # not a number type: numpy reads it
+
+
 def test_nan_crosses():
     assert np.isnan(roundtrip(float("nan"))) and np.isnan(roundtrip(np.array([np.nan]))[0])
 
