@@ -12,7 +12,7 @@ from nbconvert.filters import strip_ansi
 
 from .cells import engine_meta, grade_id, is_test_cell, nbgrader_meta
 from .judge.checks import HIDDEN_BEGIN, HIDDEN_END
-from .judge.messages import elide
+from .judge.messages import counted, elide
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
 
@@ -256,7 +256,7 @@ def hide_hidden_tests(cell, full=False, part_of=None):
     kept = lines[:starts[0]]
     ends = [i for i, line in enumerate(lines) if line.strip().startswith(HIDDEN_END)]
     after = lines[ends[-1] + 1:] if ends and ends[-1] > starts[0] else []
-    note = [f"# hidden tests: {len(hidden)} checks, {passed} passed"]
+    note = [f"# hidden tests: {counted(len(hidden), 'check')}, {passed} passed"]
     test_id = grade_id(cell)
     note += [f"#   FAILED: {check_message({**check, 'test': test_id}, full, part_of)}"
              for check in hidden if not check["passed"]]

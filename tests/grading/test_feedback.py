@@ -176,7 +176,7 @@ def grader_texts(path, assignment="posenc"):
     for cell in page.split('<div class="cell border-box-sizing code_cell')[1:]:
         written = re.findall(r'<span class="c1">(.*?)</span>', cell, re.S)
         written += re.findall(r'<div class="output_subarea[^"]*">(.*?)</div>', cell, re.S)
-        texts += [(owner(text_of(cell)), re.sub(r"hidden tests: \d+ checks, \d+ passed|\d+ of \d+ checks passed: "
+        texts += [(owner(text_of(cell)), re.sub(r"hidden tests: \d+ checks?, \d+ passed|\d+ of \d+ checks passed: "
                                                  r"[\d.]+ of [\d.]+ points|\(line \d+\)", "", text_of(part)))
                   for part in written]
     return texts

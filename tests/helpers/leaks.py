@@ -214,5 +214,5 @@ def feedback_texts(notebook, resources):
                 parts = [output.get("text", ""), output.get("evalue", ""), *output.get("traceback", []),
                          output.get("data", {}).get("text/plain", "")]
                 texts.append((grade_id(cell), " ".join(map(str, parts))))
-    return [(test, re.sub(r"hidden tests: \d+ checks, \d+ passed|\d+ of \d+ checks passed: [\d.]+ of [\d.]+ points"
+    return [(test, re.sub(r"hidden tests: \d+ checks?, \d+ passed|\d+ of \d+ checks passed: [\d.]+ of [\d.]+ points"
                           r"|^[\d.]+$", "", text)) for test, text in texts]

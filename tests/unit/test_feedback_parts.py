@@ -77,3 +77,26 @@ def test_points_graded_by_hand_are_said_apart():
 ], ids=["a test cell its own part", "a course's exercise prefix", "no pattern", "no match"])
 def test_what_a_test_cell_tests_is_its_grade_id_without_its_part(test_id, part_of, name):
     assert summary_module.tested_name(test_id, part_of) == name  # imported by name, pytest would collect it as a test
+
+
+def judged_cell(source, checks, grade_id="ex02_add_positions_test", points=2):
+    """A test cell the judge graded: its `checks` as it records them (line, hidden, passed, message)."""
+    cell = grade_cell(source, grade_id, points)
+    cell.metadata["hardened_grading"] = {"checks": [{"line": line, "text": "", "weight": 1.0, "hidden": hidden,
+                                                     "passed": passed, "message": message}
+                                                    for line, hidden, passed, message in checks]}
+    return cell
+
+
+HIDDEN_SOURCE = "check_true(add_positions(1) == 1, 'visible')\n### BEGIN HIDDEN TESTS\ncheck_true(0, 'x')\n" \
+                "### END HIDDEN TESTS"
+
+
+@pytest.mark.parametrize("hidden_checks, note", [
+    ([(3, True, False, "not run: the tests could not be run")], "# hidden tests: 1 check, 0 passed"),
+    ([(3, True, True, "")] * 2, "# hidden tests: 2 checks, 2 passed"),
+], ids=["one check", "two checks"])
+def test_the_hidden_tests_note_says_check_in_the_singular_for_one(hidden_checks, note):
+    cell = judged_cell(HIDDEN_SOURCE, [(1, False, True, ""), *hidden_checks])
+    summary_module.hide_hidden_tests(cell)
+    assert cell.source.splitlines()[1] == note

@@ -29,6 +29,23 @@ def _cut(text, limit):
     return head.rstrip() + " ... " + end.lstrip()
 
 
+def counted(count, noun):
+    """`count` and `noun`, plural only when `count` is not 1: ``1 check``, ``2 checks``, ``0 checks``.
+
+    Parameters
+    ----------
+    count : int
+        How many.
+    noun : str
+        The noun in the singular; its plural adds an "s".
+
+    Returns
+    -------
+    str
+    """
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _one_line(error):
     ename = getattr(error, "student_type", type(error).__name__)
     if isinstance(error, AssertionError):
