@@ -30,6 +30,7 @@ from pathlib import Path
 import nbformat
 
 from ..course import load_config, nbgrader_api, nbgrader_env, new_course
+from hardened_grading.judge.messages import elide
 from hardened_grading.summary import checks_by_exercise, shorten, tested_name
 from hardened_grading.untrusted.terminal import escape
 from ..layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
@@ -67,7 +68,7 @@ def read_learner_notebook(path):
     try:
         notebook = nbformat.read(str(path), as_version=4)
     except Exception as error:  # nbformat raises several kinds for a broken file
-        raise CannotGrade(f"{path}: not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
+        raise CannotGrade(f"{path}: not a Jupyter notebook ({type(error).__name__}: {elide(error, 200)})") from None
     assignment = assignment_of(notebook)
     if assignment is None:
         starts = " or ".join(f"release/{a}/{NOTEBOOK}" for a in GRADED)

@@ -3,6 +3,7 @@
 
 import pytest
 
+from hardened_grading.judge import messages
 from hardened_grading.judge.messages import elide
 
 #: what the check of ex01's visible test says to a student whose sinusoidal_row puts sin and cos in two halves
@@ -41,3 +42,36 @@ def test_an_error_keeps_its_type_its_first_words_and_its_last():
 
 def test_a_message_that_fits_is_only_put_on_one_line():
     assert elide("f(1):\n  expected 1\n  got      2", 100) == "f(1): expected 1 got 2"
+
+
+#: a reason whose 300th character falls inside a word: cut there, the person reads "... refuse"
+LONG_REASON = "the kernel of student s01 died while a test cell ran: " + "its sandbox refused to write the file " * 10
+assert LONG_REASON[299:301].isalpha()
+
+
+def words_kept(shown, said):
+    """Whether every word of `shown` (but the cut's "...") is a word of `said`: no word cut in two."""
+    return set(shown.split()) - {"..."} <= set(said.split())
+
+
+def test_why_a_students_grading_failed_is_cut_between_words():
+    from hardened_grading.class_grading.worker import failure_reason
+
+    reason = failure_reason({"log": f"[INFO] starting\n[ERROR] {LONG_REASON}"})
+    assert len(reason) <= 300 and words_kept(reason, LONG_REASON), reason
+
+
+def test_why_the_grader_stopped_a_cell_is_cut_between_words():
+    from hardened_grading.incidents import _why
+
+    why = _why({"ename": "KernelDied", "evalue": LONG_REASON})
+    assert len(why) <= 300 and words_kept(why, LONG_REASON), why
+
+
+
+@pytest.mark.parametrize("limit", [30, 60, 90, 300])
+def test_the_code_a_notebook_cell_carries_shortens_as_the_engine_does(limit):
+    namespace = {}
+    exec(messages.SOURCE, namespace)
+    assert [namespace["elide"](m, limit) for m in (SINUSOIDAL, NOT_ANSWERED, ROPE)] == \
+        [elide(m, limit) for m in (SINUSOIDAL, NOT_ANSWERED, ROPE)]

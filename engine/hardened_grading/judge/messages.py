@@ -5,6 +5,7 @@ message, an error, a reason). Its functions use nothing but Python itself, so th
 their source (:data:`SOURCE`).
 """
 
+import ast
 import inspect
 import re
 
@@ -35,7 +36,8 @@ def elide(text, limit):
     room = limit - sum(len(label) for label, _ in pieces)
     if len(pieces) == 1 or room < 12 * len(pieces):
         return _cut(text, limit)
-    shares = _shares([len(piece) for _, piece in pieces], room, _first_words(pieces[0][1]) + 4)
+    lengths = [len(piece) for _, piece in pieces]
+    shares = _shares(lengths, room, _first_word_length(pieces[0][1]) + 4)
     shown = [label + (_start(piece, share) if index == 0 and not label else _cut(piece, share))
              for index, ((label, piece), share) in enumerate(zip(pieces, shares))]
     return "".join(shown)
@@ -53,8 +55,8 @@ def _labelled_pieces(text):
         pass
     if expected is None:
         return [("", head), (got_label, got)]
-    what = head[:expected.start()]
-    first = [("", what), (" expected ", head[expected.end():])] if what else [("expected ", head[expected.end():])]
+    what, value = head[:expected.start()], head[expected.end():]
+    first = [("", what), (" expected ", value)] if what else [("expected ", value)]
     return first + [(got_label, got)]
 
 
@@ -74,7 +76,7 @@ def _shares(lengths, room, first=0):
     return shares
 
 
-def _first_words(text):
+def _first_word_length(text):
     """The length of the first word of `text`: what a check tried keeps at least that."""
     return len(text.split(" ", 1)[0])
 
@@ -140,7 +142,16 @@ def _one_line(error):
     return elide(f"{ename}: {error}", 400)
 
 
-#: The source of :func:`elide` and the functions it uses (``import re`` first), for a notebook cell that cannot
-#: import the engine (a course's progress cell): exec'd, it defines ``elide``.
-SOURCE = "import re\n\n\n" + "\n\n".join(inspect.getsource(function) for function in (
-    elide, _labelled_pieces, _shares, _first_words, _cut, _start, _words_from_start, _words_from_end))
+def _code_of(function):
+    """The source of `function` without its docstring: what a notebook's cell carries of it."""
+    lines = inspect.getsource(function).splitlines()
+    body = ast.parse("\n".join(lines)).body[0].body
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        del lines[body[0].lineno - 1:body[0].end_lineno]
+    return "\n".join(lines) + "\n"
+
+
+#: The code of :func:`elide` and the functions it uses (``import re`` first, no docstrings), for a notebook cell
+#: that cannot import the engine (a course's progress cell): run, it defines ``elide``.
+SOURCE = "import re\n\n\n" + "\n\n".join(_code_of(function) for function in (
+    elide, _labelled_pieces, _shares, _first_word_length, _cut, _start, _words_from_start, _words_from_end))
