@@ -119,8 +119,9 @@ def tested_name(test_id, part_of=None):
 
 
 def summary(notebook, full=False, part_of=each_test_cell):
-    """``[{exercise, score, max_score, failed: [{name, test, hidden, message}]}]``, in order: one row per
-    part (``part_of(grade id)`` of its test cells; one per test cell by default).
+    """``[{exercise, score, max_score, failed: [{name, test, hidden, message, count}]}]``, in order: one row per
+    part (``part_of(grade id)`` of its test cells; one per test cell by default). Failed checks that say the
+    same in a row are one, with how many they are (``count``, :func:`repeated_together`).
 
     Scores are the cells' ``nbgrader.score`` where nbgrader put it (the gradebook's, in feedback), else the
     judge's own score in ``hardened_grading.score``. The messages are as :func:`check_message` shows them: whole
@@ -154,6 +155,7 @@ def summary(notebook, full=False, part_of=each_test_cell):
                                                            full, part_of)})
     for row in rows.values():
         row["score"] = round(row["score"], 2)
+        row["failed"] = [{**group[0], "count": len(group)} for group in repeated_together(row["failed"])]
     return list(rows.values())
 
 
@@ -170,6 +172,40 @@ def failed_assert(error):
     return "an assert failed"
 
 
+def repeated_together(failed):
+    """The failed checks `failed`, in order, in groups: consecutive checks of one test cell, both hidden or both
+    visible, with the same message, are one group (a stub's "not run, because an earlier step failed", an endless
+    loop's "not run: ..." of each check after it).
+
+    Parameters
+    ----------
+    failed : list of dict
+        Failed checks, each with ``test`` (its test cell's grade id), ``hidden`` and ``message`` (as it is shown:
+        a group is of messages a person would read as the same line).
+
+    Returns
+    -------
+    list of list of dict
+        The groups, in order; one check alone is a group of one.
+    """
+    groups = []
+    for check in failed:
+        same = (check.get("test"), check.get("hidden"), check.get("message"))
+        if groups and (groups[-1][0].get("test"), groups[-1][0].get("hidden"), groups[-1][0].get("message")) == same:
+            groups[-1].append(check)
+        else:
+            groups.append([check])
+    return groups
+
+
+def checks_said(count, hidden):
+    """How a summary's line names the checks it stands for: ``" (hidden test)"`` for one hidden check, ``""`` for
+    one visible check, ``" (16 hidden checks)"``, ``" (3 checks)"`` for several."""
+    if count == 1:
+        return " (hidden test)" if hidden else ""
+    return f" ({counted(count, 'hidden check' if hidden else 'check')})"
+
+
 def shorten(message):
     """A failing check's message, at most MESSAGE_LENGTH characters, keeping its end (what came back)."""
     return elide(message, MESSAGE_LENGTH)
@@ -180,8 +216,13 @@ def summary_text(rows):
     lines = []
     for row in rows:
         lines.append(f"{row['exercise']}  {row['score']:g} / {row['max_score']:g}")
-        lines += [f"    {failed['name']}: {failed['message']}" for failed in row["failed"]]
+        lines += [f"    {failed['name']}{_several(failed)}: {failed['message']}" for failed in row["failed"]]
     return "\n".join(lines)
+
+
+def _several(failed):
+    """What a plain-text line of the summary adds to say how many checks it stands for (none for one)."""
+    return checks_said(failed["count"], failed["hidden"]) if failed.get("count", 1) > 1 else ""
 
 
 def summary_html(rows, full=False, by_hand=0, part="test"):
@@ -201,10 +242,10 @@ def summary_html(rows, full=False, by_hand=0, part="test"):
         lost = row["score"] < row["max_score"]
         out.append(f'<tr class="{"warning" if lost else ""}"><td><b>{html.escape(str(row["exercise"]))}</b></td>'
                    f'<td class="center">{row["score"]:g} / {row["max_score"]:g}</td>'
-                   f'<td>{len(row["failed"]) or ""}</td></tr>')
+                   f'<td>{sum(f.get("count", 1) for f in row["failed"]) or ""}</td></tr>')
         if row["failed"]:
             items = "".join(f"<li><code>{html.escape(f['name'])}</code>"
-                            f"{' (hidden test)' if f['hidden'] else ''}: {html.escape(f['message'])}</li>"
+                            f"{checks_said(f.get('count', 1), f['hidden'])}: {html.escape(f['message'])}</li>"
                             for f in row["failed"])
             out.append(f'<tr><td></td><td colspan="2"><ul class="grading-failed">{items}</ul></td></tr>')
     out.append("</tbody></table></div>")
@@ -243,6 +284,11 @@ def _redacted_line(line, test_id, part_of=None):
         + line[len(line.rstrip("\n")):]
 
 
+def _how_many(count):
+    """What a line of the hidden-tests note adds to say how many failed checks it stands for (none for one)."""
+    return f" ({counted(count, 'check')})" if count > 1 else ""
+
+
 def hide_hidden_tests(cell, full=False, part_of=None):
     """Replace the hidden tests of a test cell by how many of their checks passed, and the failed ones'
     messages (:func:`check_message`, `full` after the due date). The cell's error, when a hidden check
@@ -258,8 +304,9 @@ def hide_hidden_tests(cell, full=False, part_of=None):
     after = lines[ends[-1] + 1:] if ends and ends[-1] > starts[0] else []
     note = [f"# hidden tests: {counted(len(hidden), 'check')}, {passed} passed"]
     test_id = grade_id(cell)
-    note += [f"#   FAILED: {check_message({**check, 'test': test_id}, full, part_of)}"
+    shown = [{"test": test_id, "hidden": True, "message": check_message({**check, "test": test_id}, full, part_of)}
              for check in hidden if not check["passed"]]
+    note += [f"#   FAILED{_how_many(len(group))}: {group[0]['message']}" for group in repeated_together(shown)]
     cell.source = "\n".join(kept + note + after)
     failed_hidden = [check for check in hidden if not check["passed"]]
     for check in hidden:

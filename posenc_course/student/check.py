@@ -31,7 +31,7 @@ import nbformat
 
 from ..course import load_config, nbgrader_api, nbgrader_env, new_course
 from hardened_grading.judge.messages import elide
-from hardened_grading.summary import checks_by_exercise, shorten, tested_name
+from hardened_grading.summary import checks_by_exercise, repeated_together, shorten, tested_name
 from hardened_grading.untrusted.terminal import escape
 from ..layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
 
@@ -120,17 +120,10 @@ def failed_check_text(check, where=None):
 
 def failure_lines(failed):
     """The lines of `failed` checks, in order, one line for consecutive checks of one test cell that
-    failed with the same message (often "not run, because an earlier step failed")."""
-    groups = []
-    for check in failed:
-        last = groups[-1] if groups else None
-        if last and (last[0]["test"], last[0]["hidden"], last[0]["message"]) == \
-                (check["test"], check["hidden"], check["message"]):
-            last.append(check)
-        else:
-            groups.append([check])
+    failed with the same message (often "not run, because an earlier step failed"), as the feedback's
+    summary says them (:func:`hardened_grading.summary.repeated_together`)."""
     lines = []
-    for group in groups:
+    for group in repeated_together(failed):
         if len(group) == 1:
             lines.append(failed_check_text(group[0]))
         elif group[0]["hidden"]:

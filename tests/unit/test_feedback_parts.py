@@ -100,3 +100,39 @@ def test_the_hidden_tests_note_says_check_in_the_singular_for_one(hidden_checks,
     cell = judged_cell(HIDDEN_SOURCE, [(1, False, True, ""), *hidden_checks])
     summary_module.hide_hidden_tests(cell)
     assert cell.source.splitlines()[1] == note
+
+
+#: what the judge records for each check of a test cell whose kernel an endless loop stopped
+ENDLESS = "not run: the submission's code took over 10 s here (an endless loop?)"
+#: what it records for each check after the first, of a function left as the release's stub
+EARLIER = "not run, because an earlier step failed (NotImplementedError: not answered yet)"
+
+
+def endless_notebook():
+    """ex02: a visible check that failed on the stub, 3 more after it; 16 hidden checks an endless loop stopped."""
+    visible = [(1, False, False, "NotImplementedError: not answered yet"), *[(n, False, False, EARLIER)
+                                                                             for n in (2, 3, 4)]]
+    hidden = [(6, True, False, ENDLESS)] * 16
+    cell = judged_cell(HIDDEN_SOURCE, [*visible, *hidden], points=4)
+    cell.metadata["nbgrader"]["score"] = 0.0
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+def test_the_summary_says_repeated_failures_once_with_how_many_checks_they_stand_for():
+    rows = summary(endless_notebook(), part_of=part_by_pattern(r"^(ex\d+)_"))
+    said = [(f["message"], f["hidden"], f["count"]) for f in rows[0]["failed"]]
+    assert said == [("NotImplementedError: not answered yet", False, 1), (EARLIER, False, 3), (ENDLESS, True, 16)]
+    page = summary_module.summary_html(rows)
+    assert page.count("an endless loop?") == 1 and "<code>add_positions</code> (16 hidden checks): " in page, page
+    assert "<code>add_positions</code> (3 checks): not run, because an earlier step failed" in page, page
+    assert "<td>20</td>" in page  # the failed checks of the row, all counted
+    text = summary_module.summary_text(rows)
+    assert text.count("an endless loop?") == 1 and "add_positions (16 hidden checks): not run: " in text, text
+
+
+def test_the_hidden_tests_note_says_repeated_failures_once():
+    cell = endless_notebook().cells[0]
+    summary_module.hide_hidden_tests(cell)
+    failed = [line for line in cell.source.splitlines() if line.startswith("#   FAILED")]
+    assert failed == [f"#   FAILED (16 checks): {ENDLESS}"], cell.source
+
