@@ -12,7 +12,7 @@ from nbconvert.filters import strip_ansi
 
 from .cells import engine_meta, grade_id, is_test_cell, nbgrader_meta
 from .judge.checks import HIDDEN_BEGIN, HIDDEN_END
-from .judge.messages import counted, elide
+from .judge.messages import counted, elide, repeated_together
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
 
@@ -172,32 +172,6 @@ def failed_assert(error):
     return "an assert failed"
 
 
-def repeated_together(failed):
-    """The failed checks `failed`, in order, in groups: consecutive checks of one test cell, both hidden or both
-    visible, with the same message, are one group (a stub's "not run, because an earlier step failed", an endless
-    loop's "not run: ..." of each check after it).
-
-    Parameters
-    ----------
-    failed : list of dict
-        Failed checks, each with ``test`` (its test cell's grade id), ``hidden`` and ``message`` (as it is shown:
-        a group is of messages a person would read as the same line).
-
-    Returns
-    -------
-    list of list of dict
-        The groups, in order; one check alone is a group of one.
-    """
-    groups = []
-    for check in failed:
-        same = (check.get("test"), check.get("hidden"), check.get("message"))
-        if groups and (groups[-1][0].get("test"), groups[-1][0].get("hidden"), groups[-1][0].get("message")) == same:
-            groups[-1].append(check)
-        else:
-            groups.append([check])
-    return groups
-
-
 def checks_said(count, hidden):
     """How a summary's line names the checks it stands for: ``" (hidden test)"`` for one hidden check, ``""`` for
     one visible check, ``" (16 hidden checks)"``, ``" (3 checks)"`` for several."""
@@ -272,15 +246,18 @@ def _error_line(output):
 
 
 FAILED_HIDDEN = "  FAILED (hidden check): "  #: how the grader lists a failed hidden check under its test cell
+#: how it lists one or several failed hidden checks with the same message (:func:`repeated_together`)
+_FAILED_HIDDEN = re.compile(r"^  FAILED \((?:hidden check|\d+ hidden checks)\): ")
 
 
 def _redacted_line(line, test_id, part_of=None):
     """A line of the grader's list of failed checks under a test cell, a hidden check's as
     :func:`check_message` shows it before the due date."""
-    if not line.startswith(FAILED_HIDDEN):
+    start = _FAILED_HIDDEN.match(line)
+    if not start:
         return line
-    message = line[len(FAILED_HIDDEN):].rstrip("\n")
-    return FAILED_HIDDEN + check_message({"hidden": True, "message": message, "test": test_id}, part_of=part_of) \
+    message = line[start.end():].rstrip("\n")
+    return start.group() + check_message({"hidden": True, "message": message, "test": test_id}, part_of=part_of) \
         + line[len(line.rstrip("\n")):]
 
 

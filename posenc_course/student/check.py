@@ -30,8 +30,8 @@ from pathlib import Path
 import nbformat
 
 from ..course import load_config, nbgrader_api, nbgrader_env, new_course
-from hardened_grading.judge.messages import elide
-from hardened_grading.summary import checks_by_exercise, repeated_together, shorten, tested_name
+from hardened_grading.judge.messages import elide, repeated_together
+from hardened_grading.summary import checks_by_exercise, shorten, tested_name
 from hardened_grading.untrusted.terminal import escape
 from ..layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
 
@@ -121,7 +121,7 @@ def failed_check_text(check, where=None):
 def failure_lines(failed):
     """The lines of `failed` checks, in order, one line for consecutive checks of one test cell that
     failed with the same message (often "not run, because an earlier step failed"), as the feedback's
-    summary says them (:func:`hardened_grading.summary.repeated_together`)."""
+    summary says them (:func:`hardened_grading.judge.messages.repeated_together`)."""
     lines = []
     for group in repeated_together(failed):
         if len(group) == 1:

@@ -1,5 +1,5 @@
 """posenc-check's lines of failed checks: repeated failures said once, as the feedback's summary says them
-(:func:`hardened_grading.summary.repeated_together`). In memory, no grading."""
+(:func:`hardened_grading.judge.messages.repeated_together`). In memory, no grading."""
 
 from posenc_course.student.check import failure_lines
 

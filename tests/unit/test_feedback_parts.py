@@ -136,3 +136,13 @@ def test_the_hidden_tests_note_says_repeated_failures_once():
     failed = [line for line in cell.source.splitlines() if line.startswith("#   FAILED")]
     assert failed == [f"#   FAILED (16 checks): {ENDLESS}"], cell.source
 
+
+
+def test_a_repeated_hidden_failure_under_a_test_cell_is_redacted_before_the_due_date():
+    message = "add_positions(tokens of shape (2, 3)): expected [[1, 2, 3], [4, 5, 6]] got [[1, 2, 3], [4, 5, 7]]"
+    cell = judged_cell(HIDDEN_SOURCE, [(1, False, True, ""), *[(3, True, False, message)] * 3])
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"0 of 3 checks passed\n"
+                                                                          f"  FAILED (3 hidden checks): {message}\n")]
+    summary_module.hide_hidden_tests(cell)
+    assert cell.outputs[0]["text"].splitlines()[1] == \
+        f"  FAILED (3 hidden checks): add_positions(tokens of shape (2, 3)): {summary_module.WITHHELD}"

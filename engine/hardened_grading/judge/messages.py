@@ -118,6 +118,34 @@ def _words_from_end(text, size):
     return text[-size:].partition(" ")[2].lstrip()
 
 
+def repeated_together(failed, alike=None):
+    """The failed checks `failed`, in order, in groups: consecutive checks of one test cell, both hidden or both
+    visible, with the same message, are one group (a stub's "not run, because an earlier step failed", an endless
+    loop's "not run: ..." of each check after it), said once with how many checks it stands for.
+
+    Parameters
+    ----------
+    failed : list
+        Failed checks: dicts with ``test`` (its test cell's grade id), ``hidden`` and ``message`` (as it is shown:
+        a group is of messages a person would read as the same line).
+    alike : callable or None
+        ``alike(check)``: what checks of one group share; None: ``test``, ``hidden`` and ``message`` of a dict.
+
+    Returns
+    -------
+    list of list
+        The groups, in order; one check alone is a group of one.
+    """
+    alike = alike or (lambda check: (check.get("test"), check.get("hidden"), check.get("message")))
+    groups = []
+    for check in failed:
+        if groups and alike(groups[-1][0]) == alike(check):
+            groups[-1].append(check)
+        else:
+            groups.append([check])
+    return groups
+
+
 def counted(count, noun):
     """`count` and `noun`, plural only when `count` is not 1: ``1 check``, ``2 checks``, ``0 checks``.
 
