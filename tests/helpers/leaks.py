@@ -215,4 +215,5 @@ def feedback_texts(notebook, resources):
                          output.get("data", {}).get("text/plain", "")]
                 texts.append((grade_id(cell), " ".join(map(str, parts))))
     return [(test, re.sub(r"hidden tests: \d+ checks?, \d+ passed|\d+ of \d+ checks passed: [\d.]+ of [\d.]+ points"
-                          r"|^[\d.]+$", "", text)) for test, text in texts]
+                          r"|\(lines? \d+(?:, \d+)*\)|\(\d+ (?:hidden )?checks\)|^[\d.]+$", "", text))
+            for test, text in texts]

@@ -29,8 +29,8 @@ from nbgrader.utils import get_partial_grade
 from ..cells import META, grade_id
 from . import agent
 from .checks import score_of
-from .messages import counted, repeated_together
 from .judge import Judge
+from .messages import counted, repeated_together
 from .setup import SERVE_CODE, Abort, ReplyTooLarge, StudentError, cell_label, in_folder, kernel_code
 
 
