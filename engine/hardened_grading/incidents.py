@@ -8,6 +8,7 @@ reports these at the end of a run, and a course's own reports may too.
 import re
 
 from .cells import engine_meta, grade_id, is_test_cell, unreadable_reason
+from .judge.messages import elide
 
 #: The errors the grader writes into a graded notebook's cells when it stops one: their ``ename`` -> what
 #: happened, in words.
@@ -31,7 +32,7 @@ def _why(error):
         why = last.removeprefix(f"{error.get('ename')}: ")
         if error.get("ename") == "CellTimeoutError":
             why = f"the cell ran over the time limit (Execute.timeout) and was interrupted ({why or 'no reply'})"
-    return why[:300]
+    return elide(why, 300)
 
 
 def incidents(notebook, part_of=None):
@@ -61,5 +62,5 @@ def incidents(notebook, part_of=None):
                 what = ("timed out" if "took over" in why or "time" in why else
                         "ran out of memory" if "memory" in why else
                         "crashed the kernel" if "died" in why else "stopped")
-                found.append((what, where, why[:300]))
+                found.append((what, where, elide(why, 300)))
     return found

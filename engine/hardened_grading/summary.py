@@ -12,7 +12,7 @@ from nbconvert.filters import strip_ansi
 
 from .cells import engine_meta, grade_id, is_test_cell, nbgrader_meta
 from .judge.checks import HIDDEN_BEGIN, HIDDEN_END
-from .judge.messages import elide
+from .judge.messages import counted, elide, repeated_together
 
 MESSAGE_LENGTH = 300  #: a failing check's message is cut to this many characters
 
@@ -119,8 +119,9 @@ def tested_name(test_id, part_of=None):
 
 
 def summary(notebook, full=False, part_of=each_test_cell):
-    """``[{exercise, score, max_score, failed: [{name, test, hidden, message}]}]``, in order: one row per
-    part (``part_of(grade id)`` of its test cells; one per test cell by default).
+    """``[{exercise, score, max_score, failed: [{name, test, hidden, message, count}]}]``, in order: one row per
+    part (``part_of(grade id)`` of its test cells; one per test cell by default). Failed checks that say the
+    same in a row are one, with how many they are (``count``, :func:`repeated_together`).
 
     Scores are the cells' ``nbgrader.score`` where nbgrader put it (the gradebook's, in feedback), else the
     judge's own score in ``hardened_grading.score``. The messages are as :func:`check_message` shows them: whole
@@ -154,6 +155,7 @@ def summary(notebook, full=False, part_of=each_test_cell):
                                                            full, part_of)})
     for row in rows.values():
         row["score"] = round(row["score"], 2)
+        row["failed"] = [{**group[0], "count": len(group)} for group in repeated_together(row["failed"])]
     return list(rows.values())
 
 
@@ -170,6 +172,14 @@ def failed_assert(error):
     return "an assert failed"
 
 
+def checks_said(count, hidden):
+    """How a summary's line names the checks it stands for: ``" (hidden test)"`` for one hidden check, ``""`` for
+    one visible check, ``" (16 hidden checks)"``, ``" (3 checks)"`` for several."""
+    if count == 1:
+        return " (hidden test)" if hidden else ""
+    return f" ({counted(count, 'hidden check' if hidden else 'check')})"
+
+
 def shorten(message):
     """A failing check's message, at most MESSAGE_LENGTH characters, keeping its end (what came back)."""
     return elide(message, MESSAGE_LENGTH)
@@ -180,8 +190,13 @@ def summary_text(rows):
     lines = []
     for row in rows:
         lines.append(f"{row['exercise']}  {row['score']:g} / {row['max_score']:g}")
-        lines += [f"    {failed['name']}: {failed['message']}" for failed in row["failed"]]
+        lines += [f"    {failed['name']}{_several(failed)}: {failed['message']}" for failed in row["failed"]]
     return "\n".join(lines)
+
+
+def _several(failed):
+    """What a plain-text line of the summary adds to say how many checks it stands for (none for one)."""
+    return checks_said(failed["count"], failed["hidden"]) if failed.get("count", 1) > 1 else ""
 
 
 def summary_html(rows, full=False, by_hand=0, part="test"):
@@ -201,10 +216,10 @@ def summary_html(rows, full=False, by_hand=0, part="test"):
         lost = row["score"] < row["max_score"]
         out.append(f'<tr class="{"warning" if lost else ""}"><td><b>{html.escape(str(row["exercise"]))}</b></td>'
                    f'<td class="center">{row["score"]:g} / {row["max_score"]:g}</td>'
-                   f'<td>{len(row["failed"]) or ""}</td></tr>')
+                   f'<td>{sum(f.get("count", 1) for f in row["failed"]) or ""}</td></tr>')
         if row["failed"]:
             items = "".join(f"<li><code>{html.escape(f['name'])}</code>"
-                            f"{' (hidden test)' if f['hidden'] else ''}: {html.escape(f['message'])}</li>"
+                            f"{checks_said(f.get('count', 1), f['hidden'])}: {html.escape(f['message'])}</li>"
                             for f in row["failed"])
             out.append(f'<tr><td></td><td colspan="2"><ul class="grading-failed">{items}</ul></td></tr>')
     out.append("</tbody></table></div>")
@@ -231,16 +246,24 @@ def _error_line(output):
 
 
 FAILED_HIDDEN = "  FAILED (hidden check): "  #: how the grader lists a failed hidden check under its test cell
+#: how it lists one or several failed hidden checks with the same message (:func:`repeated_together`)
+_FAILED_HIDDEN = re.compile(r"^  FAILED \((?:hidden check|\d+ hidden checks)\): ")
 
 
 def _redacted_line(line, test_id, part_of=None):
     """A line of the grader's list of failed checks under a test cell, a hidden check's as
     :func:`check_message` shows it before the due date."""
-    if not line.startswith(FAILED_HIDDEN):
+    start = _FAILED_HIDDEN.match(line)
+    if not start:
         return line
-    message = line[len(FAILED_HIDDEN):].rstrip("\n")
-    return FAILED_HIDDEN + check_message({"hidden": True, "message": message, "test": test_id}, part_of=part_of) \
+    message = line[start.end():].rstrip("\n")
+    return start.group() + check_message({"hidden": True, "message": message, "test": test_id}, part_of=part_of) \
         + line[len(line.rstrip("\n")):]
+
+
+def _how_many(count):
+    """What a line of the hidden-tests note adds to say how many failed checks it stands for (none for one)."""
+    return f" ({counted(count, 'check')})" if count > 1 else ""
 
 
 def hide_hidden_tests(cell, full=False, part_of=None):
@@ -256,10 +279,11 @@ def hide_hidden_tests(cell, full=False, part_of=None):
     kept = lines[:starts[0]]
     ends = [i for i, line in enumerate(lines) if line.strip().startswith(HIDDEN_END)]
     after = lines[ends[-1] + 1:] if ends and ends[-1] > starts[0] else []
-    note = [f"# hidden tests: {len(hidden)} checks, {passed} passed"]
+    note = [f"# hidden tests: {counted(len(hidden), 'check')}, {passed} passed"]
     test_id = grade_id(cell)
-    note += [f"#   FAILED: {check_message({**check, 'test': test_id}, full, part_of)}"
+    shown = [{"test": test_id, "hidden": True, "message": check_message({**check, "test": test_id}, full, part_of)}
              for check in hidden if not check["passed"]]
+    note += [f"#   FAILED{_how_many(len(group))}: {group[0]['message']}" for group in repeated_together(shown)]
     cell.source = "\n".join(kept + note + after)
     failed_hidden = [check for check in hidden if not check["passed"]]
     for check in hidden:

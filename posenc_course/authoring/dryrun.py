@@ -14,6 +14,7 @@ import re
 from hardened_grading.judge import agent
 from hardened_grading.judge import judge
 from hardened_grading.judge import setup as judge_setup
+from hardened_grading.judge.messages import elide
 from ..layout import grade_id, is_test_cell
 
 
@@ -81,5 +82,5 @@ def problems(notebook, fence_lines, spec_name):
         line = fence_lines.get(name, 0) + _test_line(error, judge_setup.cell_label(name))
         what = "cannot be run" if error["ename"] == "CannotCarry" else "fails against the reference answers"
         found.append(f"{spec_name}:{line}: test cell {name} {what}: {error['ename']}: "
-                     + " ".join(str(error["evalue"]).split())[:400])
+                     + elide(error["evalue"], 400))
     return found

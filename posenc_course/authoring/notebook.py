@@ -40,6 +40,7 @@ import textwrap
 import nbformat
 
 import posenc_solutions
+from hardened_grading.judge import messages
 
 from . import dryrun
 from ..layout import ADVANCED, ASSIGNMENT, CURRENT, ROOT, source_notebook
@@ -254,6 +255,17 @@ def _points(value):
 
 TRACKER_SOURCE = r'''# For the progress report, the notebook's last cell: after each cell you run, this notes
 # whether it raised an error, and nothing else. The grader does not use it. It holds no answers.
+def _posenc_shortener():
+    """A message on one line in at most `limit` characters, cut between words, with what a check
+    expected and what came back (the grader's own hardened_grading.judge.messages.elide)."""
+    %(shorten)s
+
+    return elide
+
+
+_posenc_shorten = _posenc_shortener()
+
+
 def _posenc_tracker():
     import hashlib
 
@@ -272,7 +284,7 @@ def _posenc_tracker():
             error = result.error_in_exec or result.error_before_exec
             text = "" if error is None else f"{type(error).__name__}: {str(error).strip()}"
             text = text.removeprefix("AssertionError: ")  # a check's message says it all
-            entry = {"ok": error is None, "error": (text.splitlines() or [""])[0][:300]}
+            entry = {"ok": error is None, "error": _posenc_shorten(text, 300)}
             ran[_key(source)] = entry
             if getattr(result.info, "cell_id", None):
                 ran[result.info.cell_id] = entry
@@ -309,8 +321,9 @@ def show_progress():
         results = [(test, ran.get(test.replace("_", "-")) or ran.get(key)) for test, key in tests]
         run = [(test, r) for test, r in results if r is not None]
         failed = [(test, r) for test, r in run if not r["ok"]]
+        said = None  # the error or failed check that the row stands for, on a line of its own
         if broken:
-            status = f"the answer cell {broken[0][0]} raised {broken[0][1]['error']}"
+            status, said = f"the answer cell {broken[0][0]} raised:", broken[0][1]["error"]
             todo = f"fix its answer cell {broken[0][0]}, which shows an error"
         elif not run:
             status, todo = "not run yet", "run its cells"
@@ -319,7 +332,7 @@ def show_progress():
         elif failed:
             test, r = failed[0]
             passed = len(run) - len(failed)
-            status = f"{passed} of {len(tests)} test cells pass; {test}: {r['error']}"
+            status, said = f"{passed} of {len(tests)} test cells pass; {test} says:", r["error"]
             todo = f"fix what its test cell {test} says, in the red box under it"
         elif len(run) < len(tests):
             status = f"{len(run)} of {len(tests)} test cells pass, the others not run yet"
@@ -329,8 +342,9 @@ def show_progress():
             passing += 1
         if todo and first is None:
             first = (exercise, title, todo)
-        status = status if len(status) <= 90 else status[:87] + "..."
         rows.append(f"{exercise:<8} {points:>6g}   {status}")
+        if said:
+            rows.append(f"    {_posenc_shorten(said, 116)}")
     total = sum(row[2] for row in exercises)
     print(f"Your progress: {passing} of {len(exercises)} exercises pass their visible tests. "
           f"The notebook is worth {total:g} points.")
@@ -346,6 +360,26 @@ def show_progress():
         print(f"\nNext: exercise {int(exercise[2:])}, {title}: {todo}.\n"
               "Its cells are under its heading, above. Then run this cell again.")
 '''
+
+def tracker_source(grader, table):
+    """The tracker cell's source, which defines ``show_progress()``.
+
+    Parameters
+    ----------
+    grader : str
+        How the source of a cell the grader's agent runs starts: such a cell is not the student's.
+    table : str
+        The exercises, as Python: ``[(exercise, title, points, [(test cell, visible key)], [answer cells])]``.
+
+    Returns
+    -------
+    str
+        The source, with the engine's :func:`hardened_grading.judge.messages.elide` in it (the cell cannot import
+        the engine: a student's kernel may not have it).
+    """
+    shorten = textwrap.indent(messages.SOURCE, " " * 4).strip()
+    return TRACKER_SOURCE % {"grader": grader, "table": table, "shorten": shorten}
+
 
 PROGRESS_INTRO = """## Your progress
 
@@ -379,7 +413,7 @@ def with_progress(cells, spec_text):
 
     grader = SERVE_CODE.split("=")[0].strip()  # the judge's agent, whose code runs in the grading kernel
     listed = textwrap.indent(pprint.pformat(table, width=90), " " * 8).strip()
-    tracker = code_cell(f"locked {TRACKER_ID}", TRACKER_SOURCE % {"grader": grader, "table": listed})
+    tracker = code_cell(f"locked {TRACKER_ID}", tracker_source(grader, listed))
     progress = code_cell(f"locked {PROGRESS_ID}", PROGRESS_SOURCE)
     return cells[:setup + 1] + [tracker] + cells[setup + 1:] + [nbformat.v4.new_markdown_cell(PROGRESS_INTRO), progress]
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import nbformat
 
 from ..course import load_config, nbgrader_api, nbgrader_env, new_course
+from hardened_grading.judge.messages import elide, repeated_together
 from hardened_grading.summary import checks_by_exercise, shorten, tested_name
 from hardened_grading.untrusted.terminal import escape
 from ..layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
@@ -67,7 +68,7 @@ def read_learner_notebook(path):
     try:
         notebook = nbformat.read(str(path), as_version=4)
     except Exception as error:  # nbformat raises several kinds for a broken file
-        raise CannotGrade(f"{path}: not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})") from None
+        raise CannotGrade(f"{path}: not a Jupyter notebook ({type(error).__name__}: {elide(error, 200)})") from None
     assignment = assignment_of(notebook)
     if assignment is None:
         starts = " or ".join(f"release/{a}/{NOTEBOOK}" for a in GRADED)
@@ -119,17 +120,10 @@ def failed_check_text(check, where=None):
 
 def failure_lines(failed):
     """The lines of `failed` checks, in order, one line for consecutive checks of one test cell that
-    failed with the same message (often "not run, because an earlier step failed")."""
-    groups = []
-    for check in failed:
-        last = groups[-1] if groups else None
-        if last and (last[0]["test"], last[0]["hidden"], last[0]["message"]) == \
-                (check["test"], check["hidden"], check["message"]):
-            last.append(check)
-        else:
-            groups.append([check])
+    failed with the same message (often "not run, because an earlier step failed"), as the feedback's
+    summary says them (:func:`hardened_grading.judge.messages.repeated_together`)."""
     lines = []
-    for group in groups:
+    for group in repeated_together(failed):
         if len(group) == 1:
             lines.append(failed_check_text(group[0]))
         elif group[0]["hidden"]:

@@ -242,13 +242,15 @@ def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
     answers = reference_answers()
     text = run_all(make_submission(only(answers, "ex01", "ex02"), WRONG["concat_layout"][1]))
     rows = progress_rows(text)
-    assert "of 3 test cells pass; ex01_sinusoidal_row_test: sinusoidal_row(0, 6): interleaved" in rows["ex01"], text
+    assert "of 3 test cells pass; ex01_sinusoidal_row_test says:" in rows["ex01"], text
+    said = text.split(rows["ex01"] + "\n", 1)[1].splitlines()[0]  # the check's message, on the line under the row
+    assert said.strip().startswith("sinusoidal_row(0, 6): interleaved") and " got [" in said, text
     assert rows["ex02"].endswith("passes its visible tests (2 test cells)"), text
     assert all(rows[ex].endswith("not answered yet") for ex in MAX_POINTS if ex not in ("ex01", "ex02")), text
     assert "1 of 10 exercises pass" in text
     assert "Next: exercise 1, Sinusoidal rows: fix what its test cell ex01_sinusoidal_row_test says" in text
     # it reveals nothing the student's own run did not show: no expected value of a hidden test
-    assert "expected" not in text.split("\n\n", 1)[1].replace(rows["ex01"], "")
+    assert "expected" not in text.split("\n\n", 1)[1].replace(rows["ex01"], "").replace(said, "")
 
 
 def test_the_progress_cells_are_harmless_where_the_grader_runs_them():

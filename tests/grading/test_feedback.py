@@ -157,6 +157,12 @@ def test_hidden_tests_are_replaced_by_how_many_of_their_checks_passed(graded):
     assert "alibi_slopes(-2): expected ValueError" not in text
 
 
+#: the grader's own numbers in a feedback's text, which are no answer: how many checks passed, a check's lines, how
+#: many checks a line of repeated failures stands for
+GRADER_NUMBERS = re.compile(r"hidden tests: \d+ checks?, \d+ passed|\d+ of \d+ checks passed: [\d.]+ of [\d.]+ points"
+                            r"|\(lines? \d+(?:, \d+)*\)|\(\d+ (?:hidden )?checks\)")
+
+
 def grader_texts(path, assignment="posenc"):
     """``[(test cell, text)]`` that the grader wrote in a feedback file: each failed check of the summary,
     and each code cell's comments (the note that replaces its hidden tests) and outputs. A text belongs to
@@ -172,13 +178,12 @@ def grader_texts(path, assignment="posenc"):
 
     start = page.index('id="grading-summary"')
     summary = page[start:page.index('<div class="cell', start)]
-    texts = [(owner(text_of(item)), text_of(item)) for item in re.findall(r"<li>(.*?)</li>", summary, re.S)]
+    texts = [(owner(text_of(item)), GRADER_NUMBERS.sub("", text_of(item)))
+             for item in re.findall(r"<li>(.*?)</li>", summary, re.S)]
     for cell in page.split('<div class="cell border-box-sizing code_cell')[1:]:
         written = re.findall(r'<span class="c1">(.*?)</span>', cell, re.S)
         written += re.findall(r'<div class="output_subarea[^"]*">(.*?)</div>', cell, re.S)
-        texts += [(owner(text_of(cell)), re.sub(r"hidden tests: \d+ checks, \d+ passed|\d+ of \d+ checks passed: "
-                                                 r"[\d.]+ of [\d.]+ points|\(line \d+\)", "", text_of(part)))
-                  for part in written]
+        texts += [(owner(text_of(cell)), GRADER_NUMBERS.sub("", text_of(part))) for part in written]
     return texts
 
 

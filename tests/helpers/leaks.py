@@ -214,5 +214,6 @@ def feedback_texts(notebook, resources):
                 parts = [output.get("text", ""), output.get("evalue", ""), *output.get("traceback", []),
                          output.get("data", {}).get("text/plain", "")]
                 texts.append((grade_id(cell), " ".join(map(str, parts))))
-    return [(test, re.sub(r"hidden tests: \d+ checks, \d+ passed|\d+ of \d+ checks passed: [\d.]+ of [\d.]+ points"
-                          r"|^[\d.]+$", "", text)) for test, text in texts]
+    return [(test, re.sub(r"hidden tests: \d+ checks?, \d+ passed|\d+ of \d+ checks passed: [\d.]+ of [\d.]+ points"
+                          r"|\(lines? \d+(?:, \d+)*\)|\(\d+ (?:hidden )?checks\)|^[\d.]+$", "", text))
+            for test, text in texts]

@@ -396,3 +396,19 @@ def test_the_end_of_run_report_names_the_cells_the_budget_left_out():
     found = incidents(execute.nb)
     assert [where for _, where, _ in found] == ["cell f", "cell f_test"]
     assert all("submission_seconds" in what and "submission_seconds" in why for what, _, why in found)
+
+
+ENDLESS = "not run: the submission's code took over 10 s here (an endless loop?)"
+
+
+def test_the_judges_list_under_a_test_cell_says_repeated_failures_once():
+    """An endless loop in the function a test cell's hidden checks call: each check after it says "not run"."""
+    cell = grade_cell("check_close(f(1), 1)\n" + "### BEGIN HIDDEN TESTS\n" + "check_close(f(2), 2)\n" * 16
+                      + "### END HIDDEN TESTS", "f_test", TEST_POINTS, locked=True)
+    checks = judge_checks.routed_checks(cell.source)[1]
+    for check in checks:
+        check.passed = not check.hidden
+        check.message = "" if check.passed else ENDLESS
+    record_verdict(cell, checks, "", None, per_check=True)
+    said = [line for line in shown_text(cell).splitlines() if "FAILED" in line]
+    assert said == [f"  FAILED (16 hidden checks): {ENDLESS}"], said

@@ -77,3 +77,72 @@ def test_points_graded_by_hand_are_said_apart():
 ], ids=["a test cell its own part", "a course's exercise prefix", "no pattern", "no match"])
 def test_what_a_test_cell_tests_is_its_grade_id_without_its_part(test_id, part_of, name):
     assert summary_module.tested_name(test_id, part_of) == name  # imported by name, pytest would collect it as a test
+
+
+def judged_cell(source, checks, grade_id="ex02_add_positions_test", points=2):
+    """A test cell the judge graded: its `checks` as it records them (line, hidden, passed, message)."""
+    cell = grade_cell(source, grade_id, points)
+    cell.metadata["hardened_grading"] = {"checks": [{"line": line, "text": "", "weight": 1.0, "hidden": hidden,
+                                                     "passed": passed, "message": message}
+                                                    for line, hidden, passed, message in checks]}
+    return cell
+
+
+HIDDEN_SOURCE = "check_true(add_positions(1) == 1, 'visible')\n### BEGIN HIDDEN TESTS\ncheck_true(0, 'x')\n" \
+                "### END HIDDEN TESTS"
+
+
+@pytest.mark.parametrize("hidden_checks, note", [
+    ([(3, True, False, "not run: the tests could not be run")], "# hidden tests: 1 check, 0 passed"),
+    ([(3, True, True, "")] * 2, "# hidden tests: 2 checks, 2 passed"),
+], ids=["one check", "two checks"])
+def test_the_hidden_tests_note_says_check_in_the_singular_for_one(hidden_checks, note):
+    cell = judged_cell(HIDDEN_SOURCE, [(1, False, True, ""), *hidden_checks])
+    summary_module.hide_hidden_tests(cell)
+    assert cell.source.splitlines()[1] == note
+
+
+#: what the judge records for each check of a test cell whose kernel an endless loop stopped
+ENDLESS = "not run: the submission's code took over 10 s here (an endless loop?)"
+#: what it records for each check after the first, of a function left as the release's stub
+EARLIER = "not run, because an earlier step failed (NotImplementedError: not answered yet)"
+
+
+def endless_notebook():
+    """ex02: a visible check that failed on the stub, 3 more after it; 16 hidden checks an endless loop stopped."""
+    visible = [(1, False, False, "NotImplementedError: not answered yet"), *[(n, False, False, EARLIER)
+                                                                             for n in (2, 3, 4)]]
+    hidden = [(6, True, False, ENDLESS)] * 16
+    cell = judged_cell(HIDDEN_SOURCE, [*visible, *hidden], points=4)
+    cell.metadata["nbgrader"]["score"] = 0.0
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+def test_the_summary_says_repeated_failures_once_with_how_many_checks_they_stand_for():
+    rows = summary(endless_notebook(), part_of=part_by_pattern(r"^(ex\d+)_"))
+    said = [(f["message"], f["hidden"], f["count"]) for f in rows[0]["failed"]]
+    assert said == [("NotImplementedError: not answered yet", False, 1), (EARLIER, False, 3), (ENDLESS, True, 16)]
+    page = summary_module.summary_html(rows)
+    assert page.count("an endless loop?") == 1 and "<code>add_positions</code> (16 hidden checks): " in page, page
+    assert "<code>add_positions</code> (3 checks): not run, because an earlier step failed" in page, page
+    assert "<td>20</td>" in page  # the failed checks of the row, all counted
+    text = summary_module.summary_text(rows)
+    assert text.count("an endless loop?") == 1 and "add_positions (16 hidden checks): not run: " in text, text
+
+
+def test_the_hidden_tests_note_says_repeated_failures_once():
+    cell = endless_notebook().cells[0]
+    summary_module.hide_hidden_tests(cell)
+    failed = [line for line in cell.source.splitlines() if line.startswith("#   FAILED")]
+    assert failed == [f"#   FAILED (16 checks): {ENDLESS}"], cell.source
+
+
+
+def test_a_repeated_hidden_failure_under_a_test_cell_is_redacted_before_the_due_date():
+    message = "add_positions(tokens of shape (2, 3)): expected [[1, 2, 3], [4, 5, 6]] got [[1, 2, 3], [4, 5, 7]]"
+    cell = judged_cell(HIDDEN_SOURCE, [(1, False, True, ""), *[(3, True, False, message)] * 3])
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"0 of 3 checks passed\n"
+                                                                          f"  FAILED (3 hidden checks): {message}\n")]
+    summary_module.hide_hidden_tests(cell)
+    assert cell.outputs[0]["text"].splitlines()[1] == \
+        f"  FAILED (3 hidden checks): add_positions(tokens of shape (2, 3)): {summary_module.WITHHELD}"

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..judge.messages import elide
 from ..nbgrader_app import load_config, nbgrader_api, nbgrader_env
 from ..sandbox.parent import die_with_parent
 from ..untrusted.terminal import INDENT, escape, log_text
@@ -72,7 +73,7 @@ def failure_reason(result):
     error_lines = [line for line in result.get("error", "").splitlines() if line.strip()]
     logged = [line for line in result.get("log", "").splitlines() if line.startswith(("[ERROR]", "[CRITICAL]"))]
     reason = logged[-1] if logged else (error_lines[-1] if error_lines else "nbgrader reported a failure")
-    return reason.removeprefix("[ERROR] ").removeprefix("[CRITICAL] ").strip()[:300]
+    return elide(reason.removeprefix("[ERROR] ").removeprefix("[CRITICAL] "), 300)
 
 
 def course_parts(config):

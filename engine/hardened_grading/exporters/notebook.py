@@ -13,6 +13,7 @@ from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
 
 from ..cells import META, UNREADABLE
+from ..judge.messages import elide
 from ..hooks.submission import _removed_at_start
 from ..nbgrader_app import quiet_dependency_warnings
 from ..preprocessors.execute import refuse_without_sandbox
@@ -51,7 +52,7 @@ class TolerantNotebookExporter(NotebookExporter):
             student = (resources or {}).get("nbgrader", {}).get("student", "?")
             assignment = (resources or {}).get("nbgrader", {}).get("assignment", "?")
             removed = _removed_at_start.get(os.path.abspath(filename))
-            what = removed or f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+            what = removed or f"{type(error).__name__}: {elide(error, 200)}"
             reason = (f"The file {student_folder.shown(Path(filename).name)} is not a readable Jupyter notebook "
                       f"({what}).")
             self.log.error("hardened_grading: student %r: %s It is graded as the blank release: 0 points. %s",

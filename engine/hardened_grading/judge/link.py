@@ -30,6 +30,7 @@ from ..cells import META, grade_id
 from . import agent
 from .checks import score_of
 from .judge import Judge
+from .messages import counted, repeated_together
 from .setup import SERVE_CODE, Abort, ReplyTooLarge, StudentError, cell_label, in_folder, kernel_code
 
 
@@ -289,9 +290,8 @@ def record_verdict(cell, checks, printed, error, abort=None, per_check=True, res
     lines = [f"{len(checks) - len(failed)} of {len(checks)} checks passed: {score:g} of {points:g} points."]
     if abort:
         lines.append(f"The kernel gave out: {abort}")
-    for check in failed:
-        where = "hidden check" if check.hidden else f"line {check.line}"
-        lines.append(f"  FAILED ({where}): {check.message}")
+    for group in repeated_together(failed, alike=lambda check: (check.hidden, check.message)):
+        lines.append(f"  FAILED ({_where(group)}): {group[0].message}")
     _said(cell, "\n".join(lines) + "\n")
     _printed_under(cell, streams)
     if score > 0 and (failed or abort):
@@ -302,6 +302,14 @@ def record_verdict(cell, checks, printed, error, abort=None, per_check=True, res
     elif score < points:  # no error to show, yet no points: nbgrader reads 0 only from an error
         cell.outputs.append(nbformat.v4.new_output("error", ename="ChecksFailed", evalue=lines[0],
                                                    traceback=[f"ChecksFailed: {lines[0]}"]))
+
+
+def _where(group):
+    """Where the failed checks of `group` (:func:`~.messages.repeated_together`) are, in the judge's list under a
+    test cell: ``line 3``, ``lines 3, 4, 5``, ``hidden check``, ``16 hidden checks``."""
+    if group[0].hidden:
+        return counted(len(group), "hidden check") if len(group) > 1 else "hidden check"
+    return ("lines " if len(group) > 1 else "line ") + ", ".join(str(check.line) for check in group)
 
 
 def _said(cell, text):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 
+from ..judge.messages import elide
 from .cgroup import process_cap_problem, remove_stale_cgroups
 
 SANDBOX_ADVICE = ("To grade, use Linux with bubblewrap (sudo apt-get install bubblewrap on Debian or Ubuntu, "
@@ -54,7 +55,7 @@ def sandbox_problem(seconds=PROBE_SECONDS):
         said.seek(0)
         stderr = said.read().decode(errors="replace")
     if code != 0:
-        return (f"bubblewrap is installed but cannot make a sandbox here ({' '.join(stderr.split())[:200]}); "
+        return (f"bubblewrap is installed but cannot make a sandbox here ({elide(stderr, 200)}); "
                 "it needs unprivileged user namespaces, or root, and bubblewrap 0.8 or newer")
     return None
 
