@@ -161,16 +161,16 @@ def test_a_notebook_with_one_exercise_done_fits_25_lines(partial, name):
     lines = result.stdout.splitlines()
     assert len(lines) <= 25, result.stdout
     rows = rows_of(result.stdout)
-    assert "not started" not in rows.pop("ex01") and rows, result.stdout
-    assert all(row.split()[1].startswith("0/") and row.endswith("not started") for row in rows.values()), result.stdout
-    assert not [line for line in lines if line.startswith("    ")], "an exercise not started lists no checks"
-    assert any(line.startswith("total") for line in lines) and lines[-1] == "next: ex02: the first exercise not started"
+    assert "not attempted" not in rows.pop("ex01") and rows, result.stdout
+    assert all(row.split()[1].startswith("0/") and row.endswith("not attempted") for row in rows.values()), result.stdout
+    assert not [line for line in lines if line.startswith("    ")], "an exercise not attempted lists no checks"
+    assert any(line.startswith("total") for line in lines) and lines[-1] == "next: ex02: the first exercise not attempted"
 
 
 def test_a_started_exercise_lists_3_failed_checks_and_how_many_more(partial):
     result = posenc_check(partial["started"])
     rows = rows_of(result.stdout)
-    assert "not started" not in rows["ex01"] and rows["ex02"].endswith("not started"), result.stdout
+    assert "not attempted" not in rows["ex01"] and rows["ex02"].endswith("not attempted"), result.stdout
     failed = int(rows["ex01"].split()[2])
     assert failed > 3, rows["ex01"]
     under = [line.strip() for line in result.stdout.splitlines() if line.startswith("    ")]
@@ -194,11 +194,11 @@ def test_verbose_prints_every_failed_check(partial):
     result = posenc_check(partial["started"], "-v")
     rows = rows_of(result.stdout)
     lines = result.stdout.splitlines()
-    assert rows["ex02"].endswith("not started") and "more" not in result.stdout, result.stdout
+    assert rows["ex02"].endswith("not attempted") and "more" not in result.stdout, result.stdout
     ex01 = lines[lines.index(rows["ex01"]) + 1:lines.index(rows["ex02"])]
     assert len(ex01) >= 4 and all(line.startswith("    sinusoidal_") for line in ex01), ex01
     under = [line for line in lines if line.startswith("    ")]
-    assert len(under) > 30, "the checks of exercises not started too"
+    assert len(under) > 30, "the checks of exercises not attempted too"
 
 
 # The notebook's own progress cell ---------------------------------------------------------------
