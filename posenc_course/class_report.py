@@ -42,15 +42,16 @@ from hardened_grading.class_grading.report import (CONSEQUENCE, EARLIER_STEP, SH
 from .layout import ASSIGNMENT, NOTEBOOK_ID, course_root, exercise_of
 
 NOT_ANSWERED = "not answered yet"  #: the release's stubs say it (nbgrader_config.py, ClearSolutions.code_stub)
-_CONCEPT_STUB = re.compile(r"^\s*\w+\s*=\s*\.\.\.\s*(#.*)?$", re.M)  #: ``ex01_slowest_period = ...  # YOUR ANSWER HERE``
+CONCEPT_STUB = re.compile(r"^\s*\w+\s*=\s*\.\.\.\s*(#.*)?$", re.M)  #: ``ex01_slowest_period = ...  # YOUR ANSWER HERE``
 TITLE = "posenc"  #: what heads the HTML page
 PART_NAME = "exercise"  #: what a part is called (c.FeedbackSummary.part_name)
 
 
 def is_stub(source):
     """Whether an answer cell's `source` is still the release's stub: a function that raises "not answered
-    yet", or a concept answer left as ``...``."""
-    return NOT_ANSWERED in source or bool(_CONCEPT_STUB.search(source))
+    yet", or a concept answer left as ``...``. The notebooks' progress cell tests the same (its tracker is made
+    of :data:`NOT_ANSWERED` and :data:`CONCEPT_STUB`, ``posenc_course/authoring/notebook.py``)."""
+    return NOT_ANSWERED in source or bool(CONCEPT_STUB.search(source))
 
 
 def answers_of(test):

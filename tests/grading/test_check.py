@@ -230,7 +230,7 @@ def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
     rows = progress_rows(text)
     assert set(rows) == set(maxima), text
     for exercise, points in maxima.items():
-        assert rows[exercise].split()[1] == f"{points:g}" and rows[exercise].endswith("not answered yet"), text
+        assert rows[exercise].split()[1] == f"{points:g}" and rows[exercise].endswith("not attempted"), text
     assert f"worth {sum(maxima.values()):g} points" in text and f"0 of {len(maxima)} exercises pass" in text
     assert "Next: exercise 1, " in text and ": answer it." in text
     top = nbformat.read(str(release_notebook(assignment)), as_version=4).cells[0].source
@@ -238,13 +238,20 @@ def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
 
 
 def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
-    """ex01 with a mistake its visible tests catch, ex02 right, the rest blank."""
+    """ex01 with a mistake its visible tests catch, ex02 right, the rest blank; ex03 started (one answer of its
+    own, the others stubs). The progress cell calls not attempted the exercises posenc-check and the class report
+    call so (:mod:`hardened_grading.attempts`): every answer still the stub."""
+    from posenc_course.student.check import exercise_states, not_attempted
+
     answers = reference_answers()
-    text = run_all(make_submission(only(answers, "ex01", "ex02"), WRONG["concat_layout"][1]))
+    notebook = make_submission(only(answers, "ex01", "ex02", "ex03_causal_mask"), WRONG["concat_layout"][1])
+    text = run_all(notebook)
     rows = progress_rows(text)
+    assert {ex for ex, row in rows.items() if row.endswith("not attempted")} == not_attempted(
+        exercise_states(notebook)) == set(MAX_POINTS) - {"ex01", "ex02", "ex03"}, text
     assert "of 3 test cells pass; ex01_sinusoidal_row_test: sinusoidal_row(0, 6): interleaved" in rows["ex01"], text
     assert rows["ex02"].endswith("passes its visible tests (2 test cells)"), text
-    assert all(rows[ex].endswith("not answered yet") for ex in MAX_POINTS if ex not in ("ex01", "ex02")), text
+    assert "not attempted" not in rows["ex03"], text
     assert "1 of 10 exercises pass" in text
     assert "Next: exercise 1, Sinusoidal rows: fix what its test cell ex01_sinusoidal_row_test says" in text
     # it reveals nothing the student's own run did not show: no expected value of a hidden test
