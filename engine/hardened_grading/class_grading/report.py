@@ -300,8 +300,8 @@ def part_line(data, part):
     values = [row[part][0] for row in data.scores.values() if part in row]
     maximum = next(row[part][1] for row in data.scores.values() if part in row)
     full = sum(1 for v in values if v >= maximum)
-    counts = (f"attempted {len(data.attempted(part))} (started, some answers still the stub: "
-              f"{len(data.started.get(part, ()))}); not attempted {len(data.not_attempted.get(part, ()))}"
+    counts = (f"attempted {len(data.attempted(part))} ({len(data.started.get(part, ()))} of them only started: "
+              f"some answers still the stub); not attempted {len(data.not_attempted.get(part, ()))}"
               if part in data.tested else "attempts not known (no test cell)")
     return (values, maximum, f"mean {sum(values) / len(values):.2f} of {maximum:g}; full marks {full} of "
                              f"{len(values)}; {counts}; unreadable {len(data.unreadable)}")
@@ -375,8 +375,8 @@ def report_html(data, *, title, part_name="part"):
              f"{STYLE}</style></head><body>",
              f"<h1>Class report</h1><p>{len(data.scores)} students. The mistakes are grouped by what went wrong: "
              "students whose first failed check in a test cell is the same, with the same message, are one "
-             "group. Not attempted answers (still the stub) and unreadable files are counted apart. Teach again "
-             "where many made the same mistake.</p>"]
+             "group. Parts not attempted (every answer still the stub) and unreadable files are counted apart. "
+             "Teach again where many made the same mistake.</p>"]
     apart = []
     if data.unreadable:
         apart.append(f"<li><b>{len(data.unreadable)} could not be read</b>, graded as the blank release (0 points): "
