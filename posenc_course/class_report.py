@@ -1,14 +1,16 @@
 """The class report: what to teach again, from the gradebook and the graded notebooks.
 
 After ``nbgrader autograde``, for each exercise: a histogram of the class's scores (from the gradebook),
-how many students did not attempt it, and the mistakes, grouped by what went wrong and the most common
-first (from the checks the judge recorded in ``autograded/``). One self-contained HTML file (the figures
-inline), and the same tables as text.
+how many students did not attempt it or only started it, and the mistakes, grouped by what went wrong and
+the most common first (from the checks the judge recorded in ``autograded/``). One self-contained HTML file
+(the figures inline), and the same tables as text.
 
 - A submission that could not be read (graded as the blank release) is counted apart, once, with why.
-- An exercise part whose answer is still the release's stub (``raise NotImplementedError("not answered
-  yet...")``, ``name = ...``), or whose checks fail only because some answer is ("not answered yet"), is
-  *not attempted*: counted apart, not a mistake.
+- An exercise is *not attempted* when every one of its answers is still the release's stub (``raise
+  NotImplementedError("not answered yet...")``, ``name = ...``), *started* when some are: the one definition
+  of :mod:`hardened_grading.attempts`, which ``posenc-check`` uses too. Counted apart: an exercise not attempted
+  has no mistake, nor has a test cell whose answer is still the stub, or whose checks fail only because some
+  answer is ("not answered yet"). An exercise nobody attempted says so, in place of "No mistake".
 - A mistake is what failed first in one test cell of one student: the first failed check that is not a
   consequence of another ("not run, because a check before it failed"), or the error that stopped the
   cell. Students whose first failure is the same check with the same message (normalised: what came back
@@ -40,15 +42,16 @@ from hardened_grading.class_grading.report import (CONSEQUENCE, EARLIER_STEP, SH
 from .layout import ASSIGNMENT, NOTEBOOK_ID, course_root, exercise_of
 
 NOT_ANSWERED = "not answered yet"  #: the release's stubs say it (nbgrader_config.py, ClearSolutions.code_stub)
-_CONCEPT_STUB = re.compile(r"^\s*\w+\s*=\s*\.\.\.\s*(#.*)?$", re.M)  #: ``ex01_slowest_period = ...  # YOUR ANSWER HERE``
+CONCEPT_STUB = re.compile(r"^\s*\w+\s*=\s*\.\.\.\s*(#.*)?$", re.M)  #: ``ex01_slowest_period = ...  # YOUR ANSWER HERE``
 TITLE = "posenc"  #: what heads the HTML page
 PART_NAME = "exercise"  #: what a part is called (c.FeedbackSummary.part_name)
 
 
 def is_stub(source):
     """Whether an answer cell's `source` is still the release's stub: a function that raises "not answered
-    yet", or a concept answer left as ``...``."""
-    return NOT_ANSWERED in source or bool(_CONCEPT_STUB.search(source))
+    yet", or a concept answer left as ``...``. The notebooks' progress cell tests the same (its tracker is made
+    of :data:`NOT_ANSWERED` and :data:`CONCEPT_STUB`, ``posenc_course/authoring/notebook.py``)."""
+    return NOT_ANSWERED in source or bool(CONCEPT_STUB.search(source))
 
 
 def answers_of(test):
@@ -57,7 +60,8 @@ def answers_of(test):
     return {answer, f"{answer}_answer"}
 
 
-#: How the report tells an exercise not attempted, in this course (:class:`hardened_grading.class_grading.report.Attempts`).
+#: How the report and posenc-check tell an exercise not attempted, in this course
+#: (:class:`hardened_grading.attempts.Attempts`).
 ATTEMPTS = report.Attempts(is_stub=is_stub, answers_of=answers_of, not_answered=NOT_ANSWERED, checks_only=True)
 
 

@@ -43,6 +43,7 @@ import posenc_solutions
 from hardened_grading.judge import messages
 
 from . import dryrun
+from ..class_report import CONCEPT_STUB, NOT_ANSWERED
 from ..layout import ADVANCED, ASSIGNMENT, CURRENT, ROOT, source_notebook
 #: spec -> source notebook, one per nbgrader assignment
 NOTEBOOKS = {
@@ -249,12 +250,27 @@ def exercise_table(cells, spec_text):
     return [tuple(row) for row in table.values()]
 
 
+def answer_names(cells):
+    """``{answer id: [name, ...]}``: the names each exercise's answer cell defines at its top (functions, classes,
+    assigned names), by which the progress cell finds it where the front end sends no cell id (nbclient)."""
+    found = {}
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and re.match(r"ex\d\d_", meta.get("grade_id", "")):
+            body = ast.parse(cell.source).body
+            found[meta["grade_id"]] = [name for node in body for name in (
+                [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else
+                [t.id for t in node.targets if isinstance(t, ast.Name)] if isinstance(node, ast.Assign) else [])]
+    return found
+
+
 def _points(value):
     return f"{value:g}"
 
 
 TRACKER_SOURCE = r'''# For the progress report, the notebook's last cell: after each cell you run, this notes
-# whether it raised an error, and nothing else. The grader does not use it. It holds no answers.
+# whether it raised an error and whether it is still a stub, and nothing else. The grader
+# does not use it. It holds no answers.
 def _posenc_shortener():
     """A message on one line in at most `limit` characters, cut between words, with what a check
     expected and what came back (the grader's own hardened_grading.judge.messages.elide)."""
@@ -267,7 +283,28 @@ _posenc_shorten = _posenc_shortener()
 
 
 def _posenc_tracker():
+    import ast
     import hashlib
+    import re
+
+    stub_words = %(not_answered)r
+    concept_stub = re.compile(%(concept_stub)r, re.M)
+
+    def _is_stub(source):  # still as released: the same test as the class report's
+        return stub_words in source or bool(concept_stub.search(source))
+
+    def _names(node):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            return [node.name]
+        if isinstance(node, ast.Assign):
+            return [target.id for target in node.targets if isinstance(target, ast.Name)]
+        return []
+
+    def _defined(source):
+        try:
+            return [name for node in ast.parse(source).body for name in _names(node)]
+        except SyntaxError:
+            return []
 
     def _key(source):
         lines = [line.rstrip() for line in source.splitlines() if line.strip()]
@@ -284,8 +321,11 @@ def _posenc_tracker():
             error = result.error_in_exec or result.error_before_exec
             text = "" if error is None else f"{type(error).__name__}: {str(error).strip()}"
             text = text.removeprefix("AssertionError: ")  # a check's message says it all
-            entry = {"ok": error is None, "error": _posenc_shorten(text, 300)}
+            entry = {"ok": error is None, "error": _posenc_shorten(text, 300),
+                     "stub": _is_stub(source)}
             ran[_key(source)] = entry
+            for name in _defined(source):  # an answer cell, wherever its id is not sent
+                ran["defines " + name] = entry
             if getattr(result.info, "cell_id", None):
                 ran[result.info.cell_id] = entry
         except Exception:  # never in the way of your own cells
@@ -309,15 +349,23 @@ def show_progress():
     # (exercise, title, points, [(test cell, its visible code's key)], [answer cells]); a cell's
     # id is its name with - for _
     exercises = %(table)s
+    # {answer cell: the names its code defines}
+    defines = %(defines)s
     ran = globals().get("_posenc_ran", {})
+
+    def answer_ran(answer):
+        found = [ran.get("defines " + name) for name in defines.get(answer, [])]
+        return ran.get(answer.replace("_", "-")) or next((r for r in found if r is not None), None)
     if ran.get("graded"):
         print("This copy of the notebook is being graded: its test cells run in the grader, with "
               "the hidden tests. Your points are in the summary at the top of your feedback.")
         return
     rows, passing, first = [], 0, None
     for exercise, title, points, tests, answers in exercises:
-        broken = [(answer, ran.get(answer.replace("_", "-"))) for answer in answers]
-        broken = [(answer, r) for answer, r in broken if r is not None and not r["ok"]]
+        written = [(answer, answer_ran(answer)) for answer in answers]
+        broken = [(answer, r) for answer, r in written if r is not None and not r["ok"]]
+        known = bool(written) and all(r is not None for _, r in written)  # all answers ran here
+        stubs_only = known and all(r.get("stub") for _, r in written)
         results = [(test, ran.get(test.replace("_", "-")) or ran.get(key)) for test, key in tests]
         run = [(test, r) for test, r in results if r is not None]
         failed = [(test, r) for test, r in run if not r["ok"]]
@@ -325,10 +373,11 @@ def show_progress():
         if broken:
             status, said = f"the answer cell {broken[0][0]} raised:", broken[0][1]["error"]
             todo = f"fix its answer cell {broken[0][0]}, which shows an error"
+        elif stubs_only or not known and run and len(failed) == len(run) and all(
+                "not answered yet" in r["error"] for _, r in failed):
+            status, todo = "not attempted", "answer it"  # every answer still the stub
         elif not run:
             status, todo = "not run yet", "run its cells"
-        elif len(failed) == len(run) and all("not answered yet" in r["error"] for _, r in failed):
-            status, todo = "not answered yet", "answer it"
         elif failed:
             test, r = failed[0]
             passed = len(run) - len(failed)
@@ -361,7 +410,7 @@ def show_progress():
               "Its cells are under its heading, above. Then run this cell again.")
 '''
 
-def tracker_source(grader, table):
+def tracker_source(grader, table, defines):
     """The tracker cell's source, which defines ``show_progress()``.
 
     Parameters
@@ -370,6 +419,9 @@ def tracker_source(grader, table):
         How the source of a cell the grader's agent runs starts: such a cell is not the student's.
     table : str
         The exercises, as Python: ``[(exercise, title, points, [(test cell, visible key)], [answer cells])]``.
+    defines : str
+        The names each answer cell defines, as Python (:func:`answer_names`): an answer cell is found by them
+        where JupyterLab sends no cell id.
 
     Returns
     -------
@@ -378,7 +430,8 @@ def tracker_source(grader, table):
         the engine: a student's kernel may not have it).
     """
     shorten = textwrap.indent(messages.SOURCE, " " * 4).strip()
-    return TRACKER_SOURCE % {"grader": grader, "table": table, "shorten": shorten}
+    return TRACKER_SOURCE % {"grader": grader, "table": table, "shorten": shorten, "defines": defines,
+                             "not_answered": NOT_ANSWERED, "concept_stub": CONCEPT_STUB.pattern}
 
 
 PROGRESS_INTRO = """## Your progress
@@ -413,7 +466,8 @@ def with_progress(cells, spec_text):
 
     grader = SERVE_CODE.split("=")[0].strip()  # the judge's agent, whose code runs in the grading kernel
     listed = textwrap.indent(pprint.pformat(table, width=90), " " * 8).strip()
-    tracker = code_cell(f"locked {TRACKER_ID}", tracker_source(grader, listed))
+    defines = textwrap.indent(pprint.pformat(answer_names(cells), width=90), " " * 4).strip()
+    tracker = code_cell(f"locked {TRACKER_ID}", tracker_source(grader, listed, defines))
     progress = code_cell(f"locked {PROGRESS_ID}", PROGRESS_SOURCE)
     return cells[:setup + 1] + [tracker] + cells[setup + 1:] + [nbformat.v4.new_markdown_cell(PROGRESS_INTRO), progress]
 

@@ -4,16 +4,18 @@ It runs nbgrader's real autograde in a private, temporary course built from this
 repository's source notebooks, so the score is the one an instructor's grading gives. It grades
 every graded assignment (``posenc``, ``posenc-advanced``, ``posenc-current``): the notebook's cells say which.
 
-    posenc-check exercises.ipynb           # one line per exercise (points, or "not started"), at most
+    posenc-check exercises.ipynb           # one line per exercise (points, or "not attempted"), at most
                                            # 3 failed checks under one that lost points, the total
     posenc-check exercises.ipynb --exercise ex03   # that exercise only, every failed check
     posenc-check exercises.ipynb -v        # every failed check of every exercise
     posenc-check exercises.ipynb --json    # {"score": S, "max_score": M, "exercises": {exNN: {
-                                           #   "score", "max_score", "started", "checks": [{"test",
-                                           #   "line", "hidden", "passed", "message"}]}}}
+                                           #   "score", "max_score", "attempt", "started", "checks":
+                                           #   [{"test", "line", "hidden", "passed", "message"}]}}}
 
-An exercise is *not started* when it has no points and each of its answer cells still holds the
-release's stub (the same code, up to blank space at its ends): nothing of the learner's was graded.
+Whether an exercise is attempted is the class report's (:mod:`hardened_grading.attempts`, with this course's
+stubs: :data:`posenc_course.class_report.ATTEMPTS`): *not attempted* when every answer cell of it still holds
+the stub, *started* when some do, *answered* when none does ("attempt" in the JSON; "started" there is true for
+both of the last two).
 
 Exit codes: 0 at full marks (of the one exercise, with --exercise), 1 below, 2 if the file cannot be
 graded or the exercise does not exist.
@@ -30,10 +32,12 @@ from pathlib import Path
 import nbformat
 
 from ..course import load_config, nbgrader_api, nbgrader_env, new_course
+from hardened_grading.attempts import NOT_ATTEMPTED, part_states
 from hardened_grading.judge.messages import elide, repeated_together
 from hardened_grading.summary import checks_by_exercise, shorten, tested_name
 from hardened_grading.untrusted.terminal import escape
-from ..layout import GRADED, NOTEBOOK, exercise_of, grade_id, is_answer_cell, release_notebook, source_notebook
+from ..class_report import ATTEMPTS
+from ..layout import GRADED, NOTEBOOK, exercise_of, grade_id, source_notebook
 
 LEARNER = "learner"
 SHOWN_FAILURES = 3  #: failed checks listed under an exercise, without -v or --exercise
@@ -133,33 +137,30 @@ def failure_lines(failed):
     return lines
 
 
-def untouched_exercises(notebook, assignment):
-    """The exercises none of whose answer cells the learner changed: each answer cell of the exercise
-    that is in `notebook` holds the release's stub, up to blank space at its ends."""
-    release = nbformat.read(str(release_notebook(assignment)), as_version=4)
-    stubs = {grade_id(cell): cell.source.strip() for cell in release.cells if is_answer_cell(cell)}
-    changed = {exercise_of(grade_id(cell)) for cell in notebook.cells
-               if is_answer_cell(cell) and cell.source.strip() != stubs.get(grade_id(cell))}
-    return {exercise_of(name) for name in stubs} - changed
+def exercise_states(notebook):
+    """``{exercise: state}`` of the learner's `notebook`: :data:`~hardened_grading.attempts.NOT_ATTEMPTED`,
+    ``STARTED`` or ``ANSWERED``, as the class report tells them (:func:`hardened_grading.attempts.part_states`)."""
+    return part_states(notebook, exercise_of, ATTEMPTS)
 
 
-def not_started(scores, untouched):
-    """The exercises that are not started: no points, and answer cells as released."""
-    return {ex for ex, (score, _) in scores.items() if score == 0 and ex in untouched}
+def not_attempted(states):
+    """The exercises of `states` (:func:`exercise_states`) not attempted: every answer cell still the stub."""
+    return {exercise for exercise, state in states.items() if state == NOT_ATTEMPTED}
 
 
-def format_result(scores, checks, untouched=frozenset(), shown=SHOWN_FAILURES, notebook="exercises.ipynb",
+def format_result(scores, checks, states=None, shown=SHOWN_FAILURES, notebook="exercises.ipynb",
                   verbose=False):
-    """The table a learner reads: one line per exercise with its points ("not started" for one without
-    points whose answers are the release's stubs) and, under a started exercise that lost points, its
-    failed checks, at most `shown` lines of them (None: all; :func:`failure_lines`), and how many
-    more; then the total and which exercise to work on next. `verbose`: the failed checks of
-    exercises not started too."""
-    idle = not_started(scores, untouched)
+    """The table a learner reads: one line per exercise with its points ("not attempted" for one whose
+    answers are all still the stub, :func:`exercise_states`) and, under an attempted exercise that lost
+    points, its failed checks, at most `shown` lines of them (None: all; :func:`failure_lines`), and how
+    many more; then the total and which exercise to work on next. `verbose`: the failed checks of
+    exercises not attempted too."""
+    idle = not_attempted(states or {})
     lines = [f"{'exercise':<9} {'points':>9}", "-" * 72]
     for exercise, (score, max_score) in scores.items():
         failed = [c for c in checks.get(exercise, []) if not c["passed"]]
-        note = "not started" if exercise in idle else f"{len(failed)} failed check{'' if len(failed) == 1 else 's'}" if failed else ""
+        note = ("not attempted" if exercise in idle
+                else f"{len(failed)} failed check{'' if len(failed) == 1 else 's'}" if failed else "")
         lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {note}".rstrip())
         if exercise in idle and not verbose:
             continue
@@ -173,10 +174,10 @@ def format_result(scores, checks, untouched=frozenset(), shown=SHOWN_FAILURES, n
     lines += ["-" * 72, f"{'total':<9} {round(total, 2):>4g}/{maximum:g}"]
     below = [ex for ex, (score, max_score) in scores.items() if score < max_score]
     if len(scores) > 1 and below:
-        started = [ex for ex in below if ex not in idle]
-        lines.append(f"next: {(started or below)[0]}" + (
-            ": the first started exercise below full marks; fix its first failed check first" if started
-            else ": the first exercise not started"))
+        attempted = [ex for ex in below if ex not in idle]
+        lines.append(f"next: {(attempted or below)[0]}" + (
+            ": the first attempted exercise below full marks; fix its first failed check first" if attempted
+            else ": the first exercise not attempted"))
     return "\n".join(escape(line) for line in lines)  # a check's message may quote what the notebook's code wrote
 
 
@@ -184,13 +185,14 @@ def _number(points):
     return int(points) if float(points).is_integer() else points
 
 
-def as_json(scores, checks, untouched=frozenset()):
-    idle = not_started(scores, untouched)
+def as_json(scores, checks, states=None):
+    """The scores, each exercise's attempt (:func:`exercise_states`) and checks, as JSON."""
+    states = states or {}
     return json.dumps({
         "score": _number(round(sum(s for s, _ in scores.values()), 2)),
         "max_score": _number(sum(m for _, m in scores.values())),
-        "exercises": {ex: {"score": _number(s), "max_score": _number(m), "started": ex not in idle,
-                           "checks": checks.get(ex, [])}
+        "exercises": {ex: {"score": _number(s), "max_score": _number(m), "attempt": states.get(ex),
+                           "started": states.get(ex) != NOT_ATTEMPTED, "checks": checks.get(ex, [])}
                       for ex, (s, m) in scores.items()},
     })
 
@@ -220,12 +222,12 @@ def main(argv=None):
         print(f"posenc-check: cannot grade {error}", file=sys.stderr)
         return 2
     progress(f"graded in {time.perf_counter() - started:.1f} s")
-    untouched = untouched_exercises(learner, assignment)
+    states = exercise_states(learner)
     if args.exercise:
         scores = {ex: points for ex, points in scores.items() if ex == args.exercise}
     shown = None if args.verbose or args.exercise else SHOWN_FAILURES
-    print(as_json(scores, checks, untouched) if args.json
-          else format_result(scores, checks, untouched, shown, Path(args.notebook).name, args.verbose))
+    print(as_json(scores, checks, states) if args.json
+          else format_result(scores, checks, states, shown, Path(args.notebook).name, args.verbose))
     full = all(score >= max_score for score, max_score in scores.values())
     return 0 if full else 1
 

@@ -161,16 +161,16 @@ def test_a_notebook_with_one_exercise_done_fits_25_lines(partial, name):
     lines = result.stdout.splitlines()
     assert len(lines) <= 25, result.stdout
     rows = rows_of(result.stdout)
-    assert "not started" not in rows.pop("ex01") and rows, result.stdout
-    assert all(row.split()[1].startswith("0/") and row.endswith("not started") for row in rows.values()), result.stdout
-    assert not [line for line in lines if line.startswith("    ")], "an exercise not started lists no checks"
-    assert any(line.startswith("total") for line in lines) and lines[-1] == "next: ex02: the first exercise not started"
+    assert "not attempted" not in rows.pop("ex01") and rows, result.stdout
+    assert all(row.split()[1].startswith("0/") and row.endswith("not attempted") for row in rows.values()), result.stdout
+    assert not [line for line in lines if line.startswith("    ")], "an exercise not attempted lists no checks"
+    assert any(line.startswith("total") for line in lines) and lines[-1] == "next: ex02: the first exercise not attempted"
 
 
 def test_a_started_exercise_lists_3_failed_checks_and_how_many_more(partial):
     result = posenc_check(partial["started"])
     rows = rows_of(result.stdout)
-    assert "not started" not in rows["ex01"] and rows["ex02"].endswith("not started"), result.stdout
+    assert "not attempted" not in rows["ex01"] and rows["ex02"].endswith("not attempted"), result.stdout
     failed = int(rows["ex01"].split()[2])
     assert failed > 3, rows["ex01"]
     under = [line.strip() for line in result.stdout.splitlines() if line.startswith("    ")]
@@ -194,11 +194,11 @@ def test_verbose_prints_every_failed_check(partial):
     result = posenc_check(partial["started"], "-v")
     rows = rows_of(result.stdout)
     lines = result.stdout.splitlines()
-    assert rows["ex02"].endswith("not started") and "more" not in result.stdout, result.stdout
+    assert rows["ex02"].endswith("not attempted") and "more" not in result.stdout, result.stdout
     ex01 = lines[lines.index(rows["ex01"]) + 1:lines.index(rows["ex02"])]
     assert len(ex01) >= 4 and all(line.startswith("    sinusoidal_") for line in ex01), ex01
     under = [line for line in lines if line.startswith("    ")]
-    assert len(under) > 30, "the checks of exercises not started too"
+    assert len(under) > 30, "the checks of exercises not attempted too"
 
 
 # The notebook's own progress cell ---------------------------------------------------------------
@@ -230,7 +230,7 @@ def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
     rows = progress_rows(text)
     assert set(rows) == set(maxima), text
     for exercise, points in maxima.items():
-        assert rows[exercise].split()[1] == f"{points:g}" and rows[exercise].endswith("not answered yet"), text
+        assert rows[exercise].split()[1] == f"{points:g}" and rows[exercise].endswith("not attempted"), text
     assert f"worth {sum(maxima.values()):g} points" in text and f"0 of {len(maxima)} exercises pass" in text
     assert "Next: exercise 1, " in text and ": answer it." in text
     top = nbformat.read(str(release_notebook(assignment)), as_version=4).cells[0].source
@@ -238,15 +238,22 @@ def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
 
 
 def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():
-    """ex01 with a mistake its visible tests catch, ex02 right, the rest blank."""
+    """ex01 with a mistake its visible tests catch, ex02 right, the rest blank; ex03 started (one answer of its
+    own, the others stubs). The progress cell calls not attempted the exercises posenc-check and the class report
+    call so (:mod:`hardened_grading.attempts`): every answer still the stub."""
+    from posenc_course.student.check import exercise_states, not_attempted
+
     answers = reference_answers()
-    text = run_all(make_submission(only(answers, "ex01", "ex02"), WRONG["concat_layout"][1]))
+    notebook = make_submission(only(answers, "ex01", "ex02", "ex03_causal_mask"), WRONG["concat_layout"][1])
+    text = run_all(notebook)
     rows = progress_rows(text)
+    assert {ex for ex, row in rows.items() if row.endswith("not attempted")} == not_attempted(
+        exercise_states(notebook)) == set(MAX_POINTS) - {"ex01", "ex02", "ex03"}, text
     assert "of 3 test cells pass; ex01_sinusoidal_row_test says:" in rows["ex01"], text
     said = text.split(rows["ex01"] + "\n", 1)[1].splitlines()[0]  # the check's message, on the line under the row
     assert said.strip().startswith("sinusoidal_row(0, 6): interleaved") and " got [" in said, text
     assert rows["ex02"].endswith("passes its visible tests (2 test cells)"), text
-    assert all(rows[ex].endswith("not answered yet") for ex in MAX_POINTS if ex not in ("ex01", "ex02")), text
+    assert "not attempted" not in rows["ex03"], text
     assert "1 of 10 exercises pass" in text
     assert "Next: exercise 1, Sinusoidal rows: fix what its test cell ex01_sinusoidal_row_test says" in text
     # it reveals nothing the student's own run did not show: no expected value of a hidden test

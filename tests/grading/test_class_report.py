@@ -171,7 +171,10 @@ def test_the_same_check_failed_with_other_values_is_one_mistake():
     assert not data.not_attempted and not data.unreadable
 
 
-def test_stubs_and_what_fails_because_of_them_are_not_attempted():
+def test_stubs_and_what_fails_because_of_them_are_no_mistakes():
+    """An exercise is not attempted only when every answer is still the stub (``concept``: its one answer); one with
+    an answer of the student's and a stub is started (``stub``); a failure because of a stub elsewhere is no
+    mistake (``stub-elsewhere``, both answers its own: attempted)."""
     notebooks = {
         "stub": graded("def masked_softmax(logits, mask):\n" + STUB,
                        (2, False, False, "NotImplementedError: not answered yet: write this function here")),
@@ -185,7 +188,7 @@ def test_stubs_and_what_fails_because_of_them_are_not_attempted():
     }
     data, groups = sorted_class(notebooks)
     assert not groups
-    assert data.not_attempted == {"ex07": {"stub", "stub-elsewhere", "concept"}}
+    assert data.not_attempted == {"ex07": {"concept"}} and data.started == {"ex07": {"stub"}}
 
 
 def test_an_unreadable_submission_is_counted_apart_and_nothing_else():

@@ -134,6 +134,24 @@ def test_the_release_s_stubs_are_not_attempted_not_mistakes(reported):
     assert "NotImplementedError" not in reported.text and "[blank" not in reported.text and ", blank" not in reported.text
 
 
+def test_without_the_release_nbgrader_s_checksums_tell_the_same_stubs(course):
+    """The graded notebooks alone (no ``release/`` folder): an answer cell whose checksum is still the one nbgrader
+    stored is a stub (:mod:`hardened_grading.attempts`), so ``blank`` attempted no part, and the others every
+    part."""
+    import nbformat
+
+    from hardened_grading.attempts import stub_answers
+
+    data, groups, part_of = report.ClassData({}), {}, part_function(PART_PATTERN)
+    for student in STUDENTS:
+        graded = nbformat.read(str(course / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb"), as_version=4)
+        stubs = stub_answers(graded)
+        assert stubs >= {"squares", "sum_of_squares"} if student == "blank" else not stubs & {"squares"}, stubs
+        report.sort_notebook(graded, student, data, groups, part_of=part_of, stubs=None)
+    assert {part: data.not_attempted.get(part) for part in PARTS} == {part: {"blank"} for part in PARTS}
+    assert not data.started and "blank" not in {s for group in groups.values() for s in group.students}
+
+
 def test_the_table_has_one_row_per_student_with_nbgrader_s_totals(course, reported):
     rows = table_rows(reported.table)
     assert sorted(rows) == sorted([*STUDENTS, "(max)"]), reported.table

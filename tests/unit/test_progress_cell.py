@@ -40,7 +40,7 @@ def progress_after(*cells):
     """What ``show_progress()`` prints after `cells` (``(cell id, error)``) ran."""
     events = Events()
     namespace = {"get_ipython": lambda: types.SimpleNamespace(events=events)}
-    exec(tracker_source("__grader__", repr(TABLE)), namespace)
+    exec(tracker_source("__grader__", repr(TABLE), "{}"), namespace)
     for cell_id, error in cells:
         ran_cell(events, cell_id, error)
     printed = io.StringIO()

@@ -5,7 +5,8 @@
     hardened-report --students 's0*' --out reports/first-group.html
 
 After ``nbgrader autograde`` (or ``hardened-grade``), for each part of the notebook: a histogram of the class's
-scores (from the gradebook, :mod:`.grade_table`), how many students did not attempt it, and the mistakes, grouped by
+scores (from the gradebook, :mod:`.grade_table`), how many students did not attempt it or only started it, and the
+mistakes, grouped by
 what went wrong and the most common first (from the graded notebooks in ``autograded/``). One self-contained HTML
 file (the figures inline, no script: the feedback's Content-Security-Policy), and the same tables as text.
 
@@ -13,8 +14,10 @@ file (the figures inline, no script: the feedback's Content-Security-Policy), an
   (:func:`hardened_grading.summary.part_by_pattern`): ``--part-pattern``, else the course's
   ``c.FeedbackSummary.part_pattern``; without either, each grade cell is a part of its own.
 - A submission that could not be read (graded as the blank release) is counted apart, once, with why.
-- A test cell whose answers are still the release's stub, or whose failures all say the stub's words
-  (:class:`Attempts`), is *not attempted*: counted apart, not a mistake.
+- Whether a student attempted a part is :mod:`hardened_grading.attempts`'s: *not attempted* when every answer its
+  test cells test is still the release's stub, *started* when some are; counted apart, and none of the mistakes
+  of a part not attempted. A test cell whose answers are all still the stub, or whose failures all say the stub's
+  words (:class:`Attempts`), is no mistake. A part nobody attempted says so, in place of "No mistake".
 - A mistake is what failed first in one test cell of one student: the first failed check that is not a
   consequence of another ("not run, because a check before it failed"), or the error that stopped the
   cell. Students whose first failure is the same check with the same message (normalised: what came back
@@ -39,7 +42,10 @@ from typing import Callable
 
 import nbformat
 
-from ..cells import grade_id, is_answer_cell, is_test_cell, unreadable_reason
+from ..attempts import (ANSWERED, NOT_ATTEMPTED, NOT_IMPLEMENTED, STARTED, Attempts,  # noqa: F401 (theirs, here)
+                        answers_above, cell_state, combined_state, failed_for_a_stub, release_sources, stub_answers,
+                        tested_answers)
+from ..cells import grade_id, is_test_cell, unreadable_reason
 from ..errors import UsageError
 from ..judge.checks import HIDDEN_BEGIN
 from ..preprocessors.inert import FEEDBACK_CSP
@@ -58,7 +64,6 @@ SHOW_IDS = 8  #: student ids named per group
 
 CONSEQUENCE = "not run, because a check before it failed"
 EARLIER_STEP = "not run, because an earlier step failed ("
-NOT_IMPLEMENTED = "NotImplementedError"  #: what nbgrader's own stub raises (``ClearSolutions.code_stub``)
 
 
 def normalise(message):
@@ -73,34 +78,6 @@ def normalise(message):
         text = head
     text = re.sub(r"0x[0-9a-fA-F]+", "0x#", text)
     return re.sub(r"(?<![\w.])[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", "#", text)
-
-
-@dataclass(frozen=True)
-class Attempts:
-    """How the report tells that a student did not attempt a test cell (counted apart, not a mistake).
-
-    Attributes
-    ----------
-    is_stub : callable or None
-        ``is_stub(source)``: whether an answer cell's source is still the release's stub. None (the default):
-        whether it is the release's cell of the same grade id, as it is (the ``stubs`` given to
-        :func:`sort_notebook`, :func:`release_answers`).
-    answers_of : callable or None
-        ``answers_of(test id)``: the grade ids of the answer cells a test cell tests. None (the default): the
-        answer cells just above it in the notebook (back to the test cells before those), as nbgrader's notebooks
-        lay out an answer and its tests.
-    not_answered : str
-        A test cell all of whose failures hold this text failed because of a stub: nbgrader's own stub raises
-        ``NotImplementedError``; a course whose stubs say something of their own gives that.
-    checks_only : bool
-        Read only the checks the trusted judge recorded: a test cell without any is no mistake. Off (the default),
-        such a cell's error output is its one failed check (a course whose tests run in the kernel).
-    """
-
-    is_stub: Callable | None = None
-    answers_of: Callable | None = None
-    not_answered: str = NOT_IMPLEMENTED
-    checks_only: bool = False
 
 
 @dataclass
@@ -137,13 +114,26 @@ class ClassData:
 
     scores: dict  #: ``{student: {part: (score, max_score)}}``, from the gradebook
     unreadable: dict = field(default_factory=dict)  #: ``{student: why}``: graded as the blank release
-    not_attempted: dict = field(default_factory=dict)  #: ``{part: {student, ...}}``
+    not_attempted: dict = field(default_factory=dict)  #: ``{part: {student, ...}}``: every answer still the stub
+    started: dict = field(default_factory=dict)  #: ``{part: {student, ...}}``: some answers still the stub
     mistakes: dict = field(default_factory=dict)  #: ``{part: [Mistake, ...]}``, the most common first
     tested: set = field(default_factory=set)  #: the parts with a test cell, in which an attempt is told
 
     def parts(self):
         """The parts, sorted by name, as the grade table has them."""
         return sorted({part for row in self.scores.values() for part in row})
+
+    def readable(self):
+        """The students whose submission could be read."""
+        return sorted(s for s in self.scores if s not in self.unreadable)
+
+    def attempted(self, part):
+        """The readable students with `part` graded who attempted it (:mod:`hardened_grading.attempts`)."""
+        return [s for s in self.readable() if part in self.scores[s] and s not in self.not_attempted.get(part, ())]
+
+    def nobody_attempted(self, part):
+        """Whether `part` has a test cell and no readable student attempted it."""
+        return part in self.tested and not self.attempted(part)
 
     def blank(self):
         """The readable submissions that attempted nothing at all: no part with a test cell (all parts, when none is
@@ -173,74 +163,79 @@ def error_as_check(cell):
     return [{"line": None, "hidden": HIDDEN_BEGIN in cell.get("source", ""), "passed": False, "message": message}]
 
 
-def answers_above(cells, index):
-    """The grade ids of the answer cells just above the test cell ``cells[index]``: those between it and the test
-    cells before them (``squares`` for both ``correct_squares`` and ``squares_invalid_input`` below it)."""
-    found, position = [], index - 1
-    while position >= 0 and is_test_cell(cells[position]):
-        position -= 1
-    while position >= 0 and not is_test_cell(cells[position]):
-        if is_answer_cell(cells[position]):
-            found.append(grade_id(cells[position]))
-        position -= 1
-    return set(found)
-
-
 def release_answers(course, assignment, notebook):
     """``{grade id: source}`` of the answer cells of the released notebook (``release/ASSIGNMENT/NOTEBOOK.ipynb``):
-    what a student who did not attempt an answer still has. Empty when the course has no release here."""
+    what a student who did not attempt an answer still has (:func:`hardened_grading.attempts.release_sources`).
+    Empty when the course has no release here: nbgrader's checksums then tell a stub."""
     path = Path(course) / "release" / assignment / f"{notebook}.ipynb"
     if not path.exists():
         return {}
-    released = nbformat.read(str(path), as_version=4)
-    return {grade_id(c): c.source.strip() for c in released.cells if is_answer_cell(c)}
+    return release_sources(nbformat.read(str(path), as_version=4))
 
 
-def stub_answers(notebook, attempts, stubs):
-    """The grade ids of `notebook`'s answer cells that are still stubs (:class:`Attempts`)."""
-    if attempts.is_stub is not None:
-        return {grade_id(c) for c in notebook.cells if is_answer_cell(c) and attempts.is_stub(c.source)}
-    return {grade_id(c) for c in notebook.cells
-            if is_answer_cell(c) and grade_id(c) in stubs and c.source.strip() == stubs[grade_id(c)]}
+def failed_checks(cell, attempts):
+    """The failed checks of a graded test cell: those the judge recorded, else (``attempts.checks_only`` off) its
+    error as one (:func:`error_as_check`); and all of them, failed or not."""
+    checks = checks_of(cell)
+    if not checks and not attempts.checks_only:
+        checks = error_as_check(cell)
+    return [c for c in checks if not c["passed"]], checks
+
+
+def add_mistake(groups, test, checks, failed, student, *, order, part_of):
+    """Put `student`'s first failure in the test cell `test` into its group of `groups` (``{key: Mistake}``)."""
+    first = first_failure(checks)
+    key = (test, first["line"], first["hidden"], normalise(first["message"]))
+    group = groups.setdefault(key, Mistake(test, first["line"], first["hidden"], str(first["message"]),
+                                           order=order, part_of=part_of))
+    group.students.append(student)
+    group.also_failed += len(failed) - 1
+
+
+def record_states(data, student, states):
+    """Count `student` in `data` as not attempting, or only starting, each part of `states` (``{part: [state of
+    each test cell]}``, :func:`hardened_grading.attempts.combined_state`)."""
+    for part, each in states.items():
+        data.tested.add(part)
+        state = combined_state(each)
+        if state == NOT_ATTEMPTED:
+            data.not_attempted.setdefault(part, set()).add(student)
+        elif state == STARTED:
+            data.started.setdefault(part, set()).add(student)
 
 
 def sort_notebook(notebook, student, data, groups, *, part_of=each_test_cell, attempts=Attempts(), stubs=None):
     """Put what `student`'s graded `notebook` got wrong into `data` and `groups` (``{key: Mistake}``).
+
+    A part not attempted has no mistake (:mod:`hardened_grading.attempts`): all its test cells are not attempted;
+    nor has a test cell whose answers are all still the stub, or whose failures all say the stub's words.
 
     Parameters
     ----------
     part_of : callable
         ``part_of(grade id)``: the part a test cell belongs to.
     attempts : Attempts
-        How a test cell not attempted is told.
+        How a stub is told, and which answers a test cell tests.
     stubs : dict or None
-        ``{grade id: source}`` of the release's answer cells (:func:`release_answers`), for ``attempts.is_stub`` None.
+        ``{grade id: source}`` of the release's answer cells (:func:`release_answers`), for ``attempts.is_stub`` None;
+        without it, nbgrader's checksums tell a stub.
     """
     reason = unreadable_reason(notebook)
     if reason:
         data.unreadable[student] = reason
         return
-    stubbed = stub_answers(notebook, attempts, stubs or {})
+    stubbed, tested = stub_answers(notebook, attempts, stubs), tested_answers(notebook, attempts)
+    states = {}
     for number, cell in enumerate(notebook.cells):
         if not is_test_cell(cell):
             continue
-        test, checks = grade_id(cell), checks_of(cell)
-        data.tested.add(part_of(test))
-        if not checks and not attempts.checks_only:
-            checks = error_as_check(cell)
-        failed = [c for c in checks if not c["passed"]]
-        if not failed:
-            continue
-        answers = attempts.answers_of(test) if attempts.answers_of else answers_above(notebook.cells, number)
-        if set(answers) & stubbed or all(attempts.not_answered in str(c["message"]) for c in failed):
-            data.not_attempted.setdefault(part_of(test), set()).add(student)
-            continue
-        first = first_failure(checks)
-        key = (test, first["line"], first["hidden"], normalise(first["message"]))
-        group = groups.setdefault(key, Mistake(test, first["line"], first["hidden"], str(first["message"]),
-                                               order=number, part_of=part_of))
-        group.students.append(student)
-        group.also_failed += len(failed) - 1
+        test = grade_id(cell)
+        failed, checks = failed_checks(cell, attempts)
+        state = cell_state(tested[test], stubbed, failed, attempts)
+        states.setdefault(part_of(test), []).append(state)
+        if failed and state != NOT_ATTEMPTED and not failed_for_a_stub(failed, attempts):
+            add_mistake(groups, test, checks, failed, student, order=number, part_of=part_of)
+    record_states(data, student, states)
 
 
 def class_data(course, assignment, notebook, *, pattern="*", part_of=each_test_cell, attempts=Attempts(),
@@ -300,13 +295,30 @@ def who(students):
 
 
 def part_line(data, part):
-    """``(scores, maximum, one line)`` of one part: its mean, full marks, not attempted and unreadable."""
+    """``(scores, maximum, one line)`` of one part: its mean, full marks, attempted (of them, started: some answers
+    still the stub), not attempted (every answer still the stub) and unreadable."""
     values = [row[part][0] for row in data.scores.values() if part in row]
     maximum = next(row[part][1] for row in data.scores.values() if part in row)
     full = sum(1 for v in values if v >= maximum)
-    attempted = len(data.not_attempted.get(part, ()))
+    counts = (f"attempted {len(data.attempted(part))} ({len(data.started.get(part, ()))} of them only started: "
+              f"some answers still the stub); not attempted {len(data.not_attempted.get(part, ()))}"
+              if part in data.tested else "attempts not known (no test cell)")
     return (values, maximum, f"mean {sum(values) / len(values):.2f} of {maximum:g}; full marks {full} of "
-                             f"{len(values)}; not attempted {attempted}; unreadable {len(data.unreadable)}")
+                             f"{len(values)}; {counts}; unreadable {len(data.unreadable)}")
+
+
+NOBODY_ATTEMPTED = "Nobody attempted it: every answer of every readable submission is still the stub."
+NOTHING_ATTEMPTED = "Nobody attempted anything: every answer of every readable submission is still the stub."
+NO_MISTAKE = "No mistake."
+
+
+def no_mistake_words(data, part=None):
+    """What a report says where it lists no mistake: of `part`, or (None) of the whole class; that nobody attempted
+    it, when nobody did (:meth:`ClassData.nobody_attempted`), else "No mistake."."""
+    if part is not None:
+        return NOBODY_ATTEMPTED if data.nobody_attempted(part) else NO_MISTAKE
+    tested = sorted(data.tested)
+    return NOTHING_ATTEMPTED if tested and all(data.nobody_attempted(p) for p in tested) else NO_MISTAKE
 
 
 def top_mistakes(data, count=TOP_CLASS):
@@ -327,6 +339,8 @@ def report_text(data):
         _, _, line = part_line(data, part)
         lines.append(f"\n{part}: {line}")
         groups = data.mistakes.get(part, [])
+        if not groups and data.nobody_attempted(part):
+            lines.append(f"  {NOBODY_ATTEMPTED}")
         for group in groups[:TOP]:
             lines.append(f"  {len(group.students):>4} x {group.describe()}: {escape(shorten(group.message))}  "
                          f"[{who(group.students)}]")  # a message may quote what a student's code wrote
@@ -361,8 +375,8 @@ def report_html(data, *, title, part_name="part"):
              f"{STYLE}</style></head><body>",
              f"<h1>Class report</h1><p>{len(data.scores)} students. The mistakes are grouped by what went wrong: "
              "students whose first failed check in a test cell is the same, with the same message, are one "
-             "group. Not attempted answers (still the stub) and unreadable files are counted apart. Teach again "
-             "where many made the same mistake.</p>"]
+             "group. Parts not attempted (every answer still the stub) and unreadable files are counted apart. "
+             "Teach again where many made the same mistake.</p>"]
     apart = []
     if data.unreadable:
         apart.append(f"<li><b>{len(data.unreadable)} could not be read</b>, graded as the blank release (0 points): "
@@ -376,14 +390,16 @@ def report_html(data, *, title, part_name="part"):
     top = top_mistakes(data)
     parts.append("<h2>The most common mistakes</h2>" + (
         f"<table><tr><th>students</th><th>{html.escape(part_name)}</th><th>what went wrong first, and one message</th>"
-        f"<th>who</th></tr>{_mistake_rows(top, with_part=True)}</table>" if top else "<p>No mistake.</p>"))
+        f"<th>who</th></tr>{_mistake_rows(top, with_part=True)}</table>" if top
+        else f"<p>{html.escape(no_mistake_words(data))}</p>"))
     for part in data.parts():
         values, maximum, line = part_line(data, part)
         png = histogram_png(part, values, maximum)
         groups = data.mistakes.get(part, [])
         more = f"<p>and {len(groups) - TOP} more mistakes, each by fewer students</p>" if len(groups) > TOP else ""
         table = (f"<table><tr><th>students</th><th>what went wrong first, and one message</th><th>who</th></tr>"
-                 f"{_mistake_rows(groups[:TOP])}</table>{more}" if groups else "<p>No mistake.</p>")
+                 f"{_mistake_rows(groups[:TOP])}</table>{more}" if groups
+                 else f"<p>{html.escape(no_mistake_words(data, part))}</p>")
         name = html.escape(part, quote=True)
         figure = (f"<img alt='scores of {name}' src='data:image/png;base64,{base64.b64encode(png).decode('ascii')}'>"
                   if png is not None else f"<p class='apart'>{html.escape(NO_FIGURE)}</p>")
