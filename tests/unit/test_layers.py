@@ -13,14 +13,21 @@ from .. import conftest
 TESTS = Path(__file__).resolve().parents[1]
 
 
-def collect(folder):
-    """``pytest --collect-only`` of a suite in `folder` whose tests/ has this suite's conftest.py: the finished
-    process (its own run: not recorded, nothing checked for processes left behind)."""
+def collect(folder, *options):
+    """``pytest --collect-only`` of a suite in `folder` whose tests/ has this suite's conftest.py, with `options`: the
+    finished process (its own run: not recorded, nothing checked for processes left behind)."""
     shutil.copy(TESTS / "conftest.py", folder / "tests" / "conftest.py")
     env = {k: v for k, v in os.environ.items() if k not in (conftest.RUN_MARKER, "POSENC_RECORD_RUN")}
     return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           "-p", "no:xdist", "-o", "addopts=", "tests"], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=300)
+                           "-p", "no:xdist", "-o", "addopts=", *options, "tests"], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+#: A pytest plugin that prints each collected test's markers once collection is done (after conftest.py gave them).
+SHOW_MARKERS = """def pytest_collection_finish(session):
+    for item in session.items:
+        print("MARKERS", item.nodeid, sorted(marker.name for marker in item.iter_markers()))
+"""
 
 
 def write(path, text="def test_it():\n    pass\n"):
@@ -51,17 +58,15 @@ def test_a_test_module_in_a_known_folder_is_collected_and_its_folder_gives_its_t
     write(tmp_path / "tests" / "unit" / "test_fast.py")
     write(tmp_path / "tests" / "grading" / "test_runs.py")
     write(tmp_path / "tests" / "system" / "test_browser.py")
-    result = collect(tmp_path)
+    write(tmp_path / "show_markers.py", SHOW_MARKERS)  # python -m pytest finds it in its folder
+    result = collect(tmp_path, "-p", "show_markers")
     assert result.returncode == 0 and "3 tests collected" in result.stdout, result.stdout + result.stderr
-    shutil.copy(TESTS / "conftest.py", tmp_path / "tests" / "conftest.py")
-    env = {k: v for k, v in os.environ.items() if k not in (conftest.RUN_MARKER, "POSENC_RECORD_RUN")}
-    picked = {marker: subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                                      "-p", "no:xdist", "-o", "addopts=", "-m", marker, "tests"], cwd=tmp_path, env=env,
-                                     capture_output=True, text=True, timeout=300).stdout
-              for marker in ("not slow", "slow", "browser")}
-    assert "test_fast.py" in picked["not slow"] and "test_runs.py" not in picked["not slow"], picked
-    assert "test_runs.py" in picked["slow"] and "test_browser.py" in picked["slow"], picked
-    assert "test_browser.py" in picked["browser"] and "test_runs.py" not in picked["browser"], picked
+    markers = {line.split()[1].split("::")[0]: line.split(" ", 2)[2] for line in result.stdout.splitlines()
+               if line.startswith("MARKERS ")}
+    # what make test-fast (-m "not slow ...") and each tier's -m pick
+    assert "'slow'" not in markers["tests/unit/test_fast.py"], markers
+    assert "'slow'" in markers["tests/grading/test_runs.py"] and "'browser'" not in markers["tests/grading/test_runs.py"]
+    assert "'slow'" in markers["tests/system/test_browser.py"] and "'browser'" in markers["tests/system/test_browser.py"]
 
 
 def test_no_module_of_the_suite_imports_a_test_module():
