@@ -174,8 +174,12 @@ test: $(STAMP) $(DOCS_STAMP) test-tools hf-env ## run every test, every tier, as
 # The fast tier: tests/unit/ and the doctests (a test's folder gives its tier, tests/conftest.py: LAYERS): no grading run, browser,
 # other Python, PostgreSQL, Slurm or Hugging Face venv (no hf-env: tests/system/test_hf_agreement.py is a system
 # test). For a developer's edit-test loop; `make test` (CI) runs every tier.
+# Its tests only compute (no kernel to wait on): one worker per core (FAST_WORKERS), and only its folders (with the
+# helpers' doctests) are collected: the grading and system modules' imports are half of a whole suite's collection.
+FAST_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 test-fast: $(STAMP) $(DOCS_STAMP) ## run the fast tier, tests/unit/: no real grading, browser, Pythons, PostgreSQL, Slurm or .venv-hf
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow and not browser and not pythons and not postgres and not slurm"
+	$(BIN)/python -m pytest -n $(FAST_WORKERS) -m "not slow and not browser and not pythons and not postgres and not slurm" \
+		tests/unit tests/helpers posenc_solutions
 
 ##@ Use the course
 # JupyterLab as a student sees it (nbgrader's Validate, none of its instructor tools), and as an
