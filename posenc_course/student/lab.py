@@ -49,8 +49,12 @@ def jupyter(*args):
 
 
 #: JupyterLab settings of a student's set-up, written into this environment's ``overrides.json``: no pop-up
-#: asking about Jupyter's news.
-STUDENT_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
+#: asking about Jupyter's news; every cell of a notebook rendered (``windowingMode: none``): with JupyterLab's
+#: default, which renders only the cells on screen, Run → Run All Cells leaves the view on the notebook's title,
+#: where the notebook promises it ends on the progress cell (tests/system/test_browser.py runs with these settings
+#: and no other).
+STUDENT_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"},
+                    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}}
 
 
 def make_student_setup(prefix=sys.prefix):

@@ -10,8 +10,8 @@ Screenshots go to the folder ``$POSENC_SCREENSHOTS`` (made if missing), for a pe
 without it, to pytest's temporary folder. Without chromium the module is skipped, with the reason:
 ``make install`` installs Debian's ``chromium`` when run as root.
 
-The test's own JupyterLab settings (not the student's) render every cell of a notebook at once
-(``windowingMode: none``), so that the page holds every cell to find, not only those on screen.
+JupyterLab runs with the student's own settings, those ``make install`` gives (``posenc-lab student``:
+``overrides.json``), and none of the test's: what the test sees is what a student sees.
 """
 
 import json
@@ -75,9 +75,7 @@ def start_lab(folder, *options, instructor=False):
     """``posenc-lab`` serving `folder` on the loopback; return (process, base URL, token, log path)."""
     port, token = free_port(), secrets.token_hex(16)
     private = folder.parent / f"{folder.name}-jupyter"
-    settings = private / "settings" / "@jupyterlab" / "notebook-extension"
-    settings.mkdir(parents=True, exist_ok=True)
-    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    private.mkdir(parents=True, exist_ok=True)
     environment = dict(nbgrader_env(), JUPYTER_CONFIG_DIR=str(private / "config"),
                        JUPYTER_RUNTIME_DIR=str(private / "runtime"))
     log = private / "lab.log"

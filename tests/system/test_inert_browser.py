@@ -190,10 +190,6 @@ def formgrader(graded, tmp_path_factory):
     """A Jupyter server in the course with the instructor's set-up (formgrader), on the loopback with a token."""
     port, token = free_port(), "instructor-secret-token"
     private = tmp_path_factory.mktemp("jupyter")
-    settings = private / "settings" / "@jupyterlab" / "notebook-extension"
-    settings.mkdir(parents=True)
-    # every cell rendered at once, not only those on screen (as tests/system/test_browser.py sets it)
-    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     environment = dict(instructor_environment(private, nbgrader_env()), JUPYTER_DATA_DIR=str(private / "data"),
                        JUPYTER_RUNTIME_DIR=str(private / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(private / "settings"),
                        JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"))
