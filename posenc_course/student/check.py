@@ -168,8 +168,8 @@ def not_attempted(states):
 def format_result(scores, checks, states=None, shown=SHOWN_FAILURES, notebook="exercises.ipynb",
                   verbose=False, broken=None):
     """The table a learner reads: one line per exercise with its points ("not attempted" for one whose
-    answers are all still the stub, :func:`exercise_states`) and, under an attempted exercise that lost
-    points, its answer cells with a syntax error (`broken`, :func:`syntax_errors`), then its failed checks, at
+    answers are all still the stub, :func:`exercise_states`), its answer cells with a syntax error (`broken`,
+    :func:`syntax_errors`; under any exercise) and, under an attempted exercise that lost points, its failed checks, at
     most `shown` lines of them (None: all; :func:`failure_lines`), and how many more; then the total and which
     exercise to work on next. `verbose`: the failed checks of exercises not attempted too."""
     idle, broken = not_attempted(states or {}), broken or {}
@@ -179,9 +179,9 @@ def format_result(scores, checks, states=None, shown=SHOWN_FAILURES, notebook="e
         note = ("not attempted" if exercise in idle
                 else f"{len(failed)} failed check{'' if len(failed) == 1 else 's'}" if failed else "")
         lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {note}".rstrip())
+        lines += [f"    {text}" for text in broken.get(exercise, [])]  # said even where the stub is left
         if exercise in idle and not verbose:
             continue
-        lines += [f"    {text}" for text in broken.get(exercise, [])]
         texts = failure_lines(failed)
         listed = texts if shown is None else texts[:shown]
         lines += [f"    {text}" for text in listed]

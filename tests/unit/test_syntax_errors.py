@@ -26,3 +26,15 @@ def test_an_answer_cell_that_does_not_compile_is_said_under_its_exercise():
                         "message": "not run (NameError: name 'relative_position_matrix' is not defined)"}]}
     table = format_result({"ex03": (0.0, 4.0)}, checks, broken=syntax_errors(learner)).splitlines()
     assert table[2:4] == ["ex03         0/4     1 failed check", f"    {said}"], table
+
+
+def test_a_syntax_error_in_a_cell_that_still_holds_the_stub_is_said_too():
+    """A stub with "x = (" typed under it is "not attempted" (the stub's words are there), yet its exercise's
+    checks fail for the syntax error: the line says so."""
+    stub = ("def relative_position_matrix(L):\n    raise NotImplementedError(\"not answered yet: write this function\")"
+            "\n    x = (\n")
+    learner = notebook(answer_cell(stub, "ex03_relative_position_matrix"))
+    table = format_result({"ex03": (0.0, 4.0)}, {}, states={"ex03": "not attempted"},
+                          broken=syntax_errors(learner)).splitlines()
+    assert table[2] == "ex03         0/4     not attempted", table
+    assert table[3].startswith("    the answer cell ex03_relative_position_matrix has a syntax error (line 3: "), table
