@@ -1,3 +1,4 @@
+import re
 import sys
 import warnings
 
@@ -95,13 +96,33 @@ def check_answered(answer, what):
 
 
 def check_number(got, kind, what):
-    """Fail unless `got` is a number of `kind` ("int", "float" or "real"), Python's or numpy's."""
+    """Fail unless `got` is a number of `kind`, Python's or numpy's: "int", "float", "real"
+    (either), or "whole" (an int, or a float that is a whole number: a concept answer's 24.0 is
+    24)."""
     check_answered(got, what)
     kinds = {"int": (int, np.integer), "float": (float, np.floating),
-             "real": (int, float, np.integer, np.floating)}[kind]
-    if isinstance(got, (bool, np.bool_)) or not isinstance(got, kinds):
-        raise AssertionError(f"{what}: expected a number ({kind}, Python or numpy scalar), got "
-                             f"{type(got).__name__} {got!r}")
+             "real": (int, float, np.integer, np.floating),
+             "whole": (int, float, np.integer, np.floating)}[kind]
+    right = not isinstance(got, (bool, np.bool_)) and isinstance(got, kinds)
+    if right and kind == "whole" and isinstance(got, (float, np.floating)):
+        right = float(got).is_integer()
+    if not right:
+        raise AssertionError(f"{what}: {_not_the_number(got, kind)}")
+
+
+def _not_the_number(got, kind):
+    """What a check says of `got`, which is not a number of `kind` (check_number)."""
+    wanted = {"int": "a whole number (an int)", "whole": "a whole number", "float": "a float",
+              "real": "a number (an int or a float)"}[kind]
+    if isinstance(got, (float, np.floating)) and not isinstance(got, (bool, np.bool_)):
+        shown, kind_of = repr(float(got)), "a float"
+        if float(got).is_integer():
+            return f"expected {wanted}, got {shown} ({kind_of}): write {int(got)}"
+    elif isinstance(got, (int, np.integer)) and not isinstance(got, (bool, np.bool_)):
+        shown, kind_of = repr(int(got)), "an int"
+    else:
+        shown, kind_of = _short_repr(got), f"a {type(got).__name__}"
+    return f"expected {wanted}, got {shown} ({kind_of})"
 
 
 def check_answer(answer, expected, what, hint, tolerance=None):
@@ -120,6 +141,8 @@ def check_answer(answer, expected, what, hint, tolerance=None):
         elif isinstance(expected, (list, tuple)):
             is_list = isinstance(answer, (list, tuple, np.ndarray))
             right = is_list and [int(a) for a in answer] == list(expected)
+        elif isinstance(answer, (bool, np.bool_)) and not isinstance(expected, (bool, np.bool_)):
+            right = False  # True is not the count 1
         else:
             right = bool(answer == expected)
     except (TypeError, ValueError):
@@ -151,8 +174,39 @@ def _show_warning(message, category, filename, lineno, file=None, line=None,
 warnings.showwarning = _show_warning
 
 
+def _syntax_error_defining(shell, name):
+    """The syntax error of the cell run last that defines `name` (`def name(`, `name =`), or None:
+    its code never ran, so `name` is not defined."""
+    name = re.escape(name)
+    defines = re.compile(rf"^(?:(?:async\s+)?def\s+{name}\s*\(|class\s+{name}\b"
+                         rf"|{name}\s*(?::[^=\n]*)?=(?!=))", re.M)
+    for source in reversed(shell.history_manager.input_hist_raw):
+        if defines.search(source):
+            try:
+                compile(shell.transform_cell(source), "<cell>", "exec")
+            except SyntaxError as error:
+                return error
+            return None
+    return None
+
+
+def _name_hint(shell, name):
+    """What to do about the name `name` that is not defined, to follow Python's message."""
+    try:
+        error = _syntax_error_defining(shell, name) if name else None
+    except Exception:  # the history cannot be read: the usual hint
+        error = None
+    if error is None:
+        return (". Run the cells above this one first (Run → Run All Above Selected Cell), or "
+                "check the spelling")
+    where = f"line {error.lineno}: " if error.lineno else ""
+    return (f": the cell that defines it has a syntax error ({where}{error.msg}), so it never "
+            "ran: fix that cell and run it again")
+
+
 # A failed check shows the line of your test cell and the check's message, not the code of this
-# cell; a name that is not defined yet gets a hint.
+# cell; a name that is not defined gets a hint: the syntax error of the cell that defines it, or
+# to run the cells above.
 def _short_traceback(shell, etype, value, tb, tb_offset=None):
     frames = []
     while tb is not None:
@@ -164,8 +218,7 @@ def _short_traceback(shell, etype, value, tb, tb_offset=None):
     if keep < len(frames):
         frames[keep - 1].tb_next = None
     if isinstance(value, NameError) and len(value.args) == 1:
-        value.args = (f"{value.args[0]}. Run the cells above this one first "
-                      "(Run → Run All Above Selected Cell), or check the spelling",)
+        value.args = (value.args[0] + _name_hint(shell, getattr(value, "name", None)),)
     shell.showtraceback((etype, value, frames[0] if frames else None), tb_offset=tb_offset)
 
 

@@ -300,11 +300,14 @@ def _posenc_tracker():
             return [target.id for target in node.targets if isinstance(target, ast.Name)]
         return []
 
+    # what a cell that does not compile would define, read from its text
+    defines = re.compile(r"^(?:(?:async\s+)?def\s+(\w+)\s*\(|class\s+(\w+)|(\w+)\s*=(?!=))", re.M)
+
     def _defined(source):
         try:
             return [name for node in ast.parse(source).body for name in _names(node)]
-        except SyntaxError:
-            return []
+        except SyntaxError:  # an answer cell with a syntax error: found, and said to have raised
+            return [next(name for name in m.groups() if name) for m in defines.finditer(source)]
 
     def _key(source):
         lines = [line.rstrip() for line in source.splitlines() if line.strip()]

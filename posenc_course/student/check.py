@@ -33,7 +33,9 @@ import nbformat
 
 from ..course import load_config, nbgrader_api, nbgrader_env, new_course
 from hardened_grading.attempts import NOT_ATTEMPTED, part_states
+from hardened_grading.cells import is_answer_cell
 from hardened_grading.judge.messages import elide, repeated_together
+from hardened_grading.judge.syntax import syntax_problem
 from hardened_grading.summary import checks_by_exercise, shorten, tested_name
 from hardened_grading.untrusted.terminal import escape
 from ..class_report import ATTEMPTS
@@ -143,25 +145,41 @@ def exercise_states(notebook):
     return part_states(notebook, exercise_of, ATTEMPTS)
 
 
+def syntax_errors(notebook):
+    """``{exercise: [line, ...]}``: the answer cells of the learner's `notebook` that do not compile, one line each,
+    which says where and what to do. Their names are not defined when the tests run, which the checks say as a
+    ``NameError``: this says why."""
+    found = {}
+    for cell in notebook.cells:
+        problem = syntax_problem(cell.source) if is_answer_cell(cell) else None
+        if problem is not None:
+            where = f"line {problem.lineno}: " if problem.lineno else ""
+            found.setdefault(exercise_of(grade_id(cell) or ""), []).append(
+                f"the answer cell {grade_id(cell)} has a syntax error ({where}{problem.msg}): fix it, run it "
+                "again, and save the notebook")
+    return found
+
+
 def not_attempted(states):
     """The exercises of `states` (:func:`exercise_states`) not attempted: every answer cell still the stub."""
     return {exercise for exercise, state in states.items() if state == NOT_ATTEMPTED}
 
 
 def format_result(scores, checks, states=None, shown=SHOWN_FAILURES, notebook="exercises.ipynb",
-                  verbose=False):
+                  verbose=False, broken=None):
     """The table a learner reads: one line per exercise with its points ("not attempted" for one whose
-    answers are all still the stub, :func:`exercise_states`) and, under an attempted exercise that lost
-    points, its failed checks, at most `shown` lines of them (None: all; :func:`failure_lines`), and how
-    many more; then the total and which exercise to work on next. `verbose`: the failed checks of
-    exercises not attempted too."""
-    idle = not_attempted(states or {})
+    answers are all still the stub, :func:`exercise_states`), its answer cells with a syntax error (`broken`,
+    :func:`syntax_errors`; under any exercise) and, under an attempted exercise that lost points, its failed checks, at
+    most `shown` lines of them (None: all; :func:`failure_lines`), and how many more; then the total and which
+    exercise to work on next. `verbose`: the failed checks of exercises not attempted too."""
+    idle, broken = not_attempted(states or {}), broken or {}
     lines = [f"{'exercise':<9} {'points':>9}", "-" * 72]
     for exercise, (score, max_score) in scores.items():
         failed = [c for c in checks.get(exercise, []) if not c["passed"]]
         note = ("not attempted" if exercise in idle
                 else f"{len(failed)} failed check{'' if len(failed) == 1 else 's'}" if failed else "")
         lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {note}".rstrip())
+        lines += [f"    {text}" for text in broken.get(exercise, [])]  # said even where the stub is left
         if exercise in idle and not verbose:
             continue
         texts = failure_lines(failed)
@@ -227,7 +245,8 @@ def main(argv=None):
         scores = {ex: points for ex, points in scores.items() if ex == args.exercise}
     shown = None if args.verbose or args.exercise else SHOWN_FAILURES
     print(as_json(scores, checks, states) if args.json
-          else format_result(scores, checks, states, shown, Path(args.notebook).name, args.verbose))
+          else format_result(scores, checks, states, shown, Path(args.notebook).name, args.verbose,
+                             syntax_errors(learner)))
     full = all(score >= max_score for score, max_score in scores.values())
     return 0 if full else 1
 

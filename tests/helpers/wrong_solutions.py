@@ -388,6 +388,7 @@ WRONG_CONCEPTS = {
     "period_of_the_fastest_pair": ("ex01", {"ex01_slowest_period_answer": "ex01_slowest_period = 2 * math.pi"}),
     "every_new_token_has_a_row": ("ex02", {"ex02_tokens_with_a_row_answer": "ex02_tokens_with_a_row = 30"}),
     "one_row_short": ("ex02", {"ex02_tokens_with_a_row_answer": "ex02_tokens_with_a_row = 23"}),
+    "a_fraction_of_a_row": ("ex02", {"ex02_tokens_with_a_row_answer": "ex02_tokens_with_a_row = 24.5"}),
     "offsets_key_minus_query": ("ex03", {"ex03_negative_offsets_answer": "ex03_negative_offsets = 18"}),
     "columns_sign_flipped": ("ex04", {"ex04_columns_answer": "ex04_columns = [0, 1, 2, 4]"}),
     "pairs_off_by_one": ("ex05", {"ex05_fast_pairs_answer": "ex05_fast_pairs = 20"}),

@@ -96,3 +96,13 @@ def test_every_function_of_the_third_assignment_has_two_wrong_answers():
             wrong = [label for label, (where, changed) in current_answers.WRONG.items()
                      if where == exercise and name in changed]
             assert len(wrong) >= 2, f"{exercise} {name}: only {wrong}"
+
+
+@pytest.mark.parametrize("assignment, cells", [
+    (ASSIGNMENT, {"ex02_tokens_with_a_row_answer": "ex02_tokens_with_a_row = 24.0"}),
+    (CURRENT, {"ex03_stale_count_answer": "ex03_stale_count = 3100.0"}),
+], ids=["posenc-ex02", "posenc-current-ex03"])
+def test_a_whole_number_written_as_a_float_passes_its_questions_checks_the_visible_one_too(assignment, cells):
+    """The notebook says any equal number counts: 24.0 kept its point, but the visible form check failed beside it
+    (posenc-check said "4/4  1 failed check")."""
+    assert failing_exercises(with_answers(assignment, cells)) == {}

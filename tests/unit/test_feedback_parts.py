@@ -146,3 +146,29 @@ def test_a_repeated_hidden_failure_under_a_test_cell_is_redacted_before_the_due_
     summary_module.hide_hidden_tests(cell)
     assert cell.outputs[0]["text"].splitlines()[1] == \
         f"  FAILED (3 hidden checks): add_positions(tokens of shape (2, 3)): {summary_module.WITHHELD}"
+
+
+def feedback_page(score, max_score):
+    """The feedback page of an empty notebook graded `score` of `max_score`, as generate_feedback renders it."""
+    from pathlib import Path
+
+    import nbgrader
+    from traitlets.config import Config
+
+    from hardened_grading.exporters.feedback_html import SummaryFirstHTMLExporter
+
+    config = Config()
+    config.HTMLExporter.extra_template_paths = [str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+                                                    / "static" / "node_modules" / "bootstrap" / "dist" / "css")]
+    resources = {"nbgrader": {"notebook": "exercises", "score": score, "max_score": max_score, "late_penalty": 0}}
+    return SummaryFirstHTMLExporter(config=config).from_notebook_node(nbformat.v4.new_notebook(), resources)[0]
+
+
+@pytest.mark.parametrize("score, max_score, heading", [
+    (13.33, 79.0, "exercises (Score: 13.33 / 79)"),
+    (79.0, 79.0, "exercises (Score: 79 / 79)"),
+    (0, 79.5, "exercises (Score: 0 / 79.5)"),
+])
+def test_the_feedback_heading_says_the_score_as_the_summary_does(score, max_score, heading):
+    """The summary says "13.33 of 79 points" (``:g``); nbgrader's heading said "Score: 13.33 / 79.0"."""
+    assert f"<h4>{heading}</h4>" in feedback_page(score, max_score)

@@ -464,3 +464,54 @@ def test_a_test_follows_the_kernel_into_a_folder_inside_the_notebooks_but_never_
         assert stdout == (expected or ""), stdout
         assert (error is None) == (expected is not None), error
     assert os.getcwd() != str(notebook / "work"), "the grader's own folder is put back"
+
+
+# A name an answer cell with a syntax error would define ------------------------------------------------------
+
+#: the answer cell of a function, left with "x = (" unclosed on its line 2: it never ran, so its name is not defined
+UNCLOSED = "def relative_position_matrix(L):\n    x = (\n"
+SAID = ("the answer cell ex03_relative_position_matrix, which defines it, has a syntax error (line 2: '(' was never "
+        "closed), so it never ran: fix that cell and run it again")
+
+
+@pytest.mark.parametrize("source, functions", [
+    ("check_true(relative_position_matrix(3) is not None, 'r(3)')", {"relative_position_matrix"}),
+    ("y = relative_position_matrix(3)\ncheck_true(y is not None, 'y')", {"relative_position_matrix"}),
+    ("check_true(relative_position_matrix is not None, 'r')", set()),
+], ids=["called in a check", "called before the checks", "read as a value"])
+def test_a_name_whose_answer_cell_does_not_compile_is_said_to_have_a_syntax_error(source, functions):
+    """The kernel never ran the answer cell, so the name is not defined; "NameError: name ... is not defined" alone
+    sent the student to run the cells above, when the cell above ran and failed."""
+    cells = [answer_cell("import numpy as np", "ex01_setup"), answer_cell(UNCLOSED, "ex03_relative_position_matrix")]
+    the_judge = judge.Judge(_in_process_kernel(), cells=cells)
+    stdout, error = the_judge.run(source, _checks_setup(), "<test cell t>", functions=functions)
+    assert error["ename"] == "NameError"
+    assert error["evalue"] == f"name 'relative_position_matrix' is not defined: {SAID}"
+    assert the_judge.checks[0].passed is False and SAID in the_judge.checks[0].message
+    assert the_judge.checks[0].message.count("syntax error") == 1  # said once, though seen by a check and its cell
+
+
+@pytest.mark.parametrize("cells", [
+    [],
+    [answer_cell("def relative_position_matrix(L):\n    return L\n", "ex03_relative_position_matrix")],
+    [answer_cell(UNCLOSED, "ex03_relative_position_matrix"),
+     answer_cell("def relative_position_matrix(L):\n    return L\n", "ex03_again")],
+    [grade_cell(UNCLOSED, "ex03_relative_position_matrix_test", 1)],
+    [answer_cell("def other(L):\n    x = (\n", "ex03_other")],
+], ids=["no cells", "an answer cell that compiles", "fixed in a later answer cell", "not an answer cell",
+        "another name's cell"])
+def test_a_name_that_is_not_defined_for_another_reason_is_said_as_python_says_it(cells):
+    the_judge = judge.Judge(_in_process_kernel(), cells=cells)
+    stdout, error = the_judge.run("check_true(relative_position_matrix(3) is not None, 'r(3)')", _checks_setup(),
+                                  "<test cell t>", functions={"relative_position_matrix"})
+    assert error["evalue"] == "name 'relative_position_matrix' is not defined"
+
+
+def test_an_answer_cells_names_are_read_from_its_text_and_its_magics_are_not_syntax_errors():
+    from hardened_grading.judge import syntax
+
+    assert syntax.defined_names("import numpy as np\nP = 1024\nrows: int = 3\ndef f(a):\n    y = (\nclass C:\n") == \
+        ["P", "rows", "f", "C"]
+    assert syntax.syntax_problem("%matplotlib inline\nx = 1\n") is None
+    problem = syntax.syntax_problem("x = 1\nex02_tokens_with_a_row = (24\n")
+    assert (problem.lineno, problem.msg) == (2, "'(' was never closed")

@@ -64,3 +64,26 @@ def test_an_answer_cell_that_raised_is_said_in_whole_words():
     said = next(line.strip() for line in text.splitlines() if line.strip().startswith("NotImplementedError: not"))
     assert set(said.split()) - {"..."} <= set(f"NotImplementedError: {error}".split()), said
     assert "the answer cell ex01_sinusoidal_row raised" in text
+
+
+def test_an_answer_cell_with_a_syntax_error_is_found_by_the_name_it_would_define():
+    """Where the front end sends no cell id (nbclient), an answer cell is found by the names it defines; one that
+    does not compile defined none, so its exercise said only its test cell's NameError."""
+    unclosed = "def sinusoidal_row(p, d):\n    x = (\n"
+    try:
+        compile(unclosed, "<cell>", "exec")
+    except SyntaxError as raised:
+        error = raised
+    events = Events()
+    namespace = {"get_ipython": lambda: types.SimpleNamespace(events=events)}
+    exec(tracker_source("__grader__", repr(TABLE), repr({"ex01_sinusoidal_row": ["sinusoidal_row"]})), namespace)
+    info = types.SimpleNamespace(raw_cell=unclosed, cell_id=None)
+    for callback in events.callbacks["post_run_cell"]:
+        callback(types.SimpleNamespace(info=info, error_in_exec=None, error_before_exec=error))
+    ran_cell(events, "ex01-sinusoidal-row-test", NameError("name 'sinusoidal_row' is not defined"))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace["show_progress"]()
+    text = printed.getvalue()
+    assert "the answer cell ex01_sinusoidal_row raised:" in text, text
+    assert "SyntaxError: '(' was never closed" in text, text

@@ -5,6 +5,7 @@
 - :mod:`.checks`: partial credit, each check of a test cell routed and weighed;
 - :mod:`.judge`: :class:`~.judge.Judge`, one test cell judged;
 - :mod:`.messages`: messages shortened for a person;
+- :mod:`.syntax`: why a name a test needs is not defined: an answer cell that defines it does not compile;
 - :mod:`.agent`: the kernel's side, sent into the kernel as source;
 - :mod:`.link`: the link between the two, one judged test cell and the requests it makes;
 - :mod:`.magics`: IPython's syntax in the cells the judge runs.

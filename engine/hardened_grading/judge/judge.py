@@ -29,6 +29,7 @@ from .setup import (
     _raise_again,
     free_names,
 )
+from .syntax import explain_name_error
 
 
 @functools.lru_cache(maxsize=512)
@@ -45,8 +46,11 @@ def _compiled(source, label):
 class Judge:
     """Runs test cells here, with `ask(request) -> reply` reaching the kernel."""
 
-    def __init__(self, ask, folder=None, max_output=None):
+    def __init__(self, ask, folder=None, max_output=None, cells=()):
         self._ask_kernel = ask
+        #: the notebook's cells run before the test cell: a name not defined because an answer cell among them
+        #: does not compile is said so (:func:`hardened_grading.judge.syntax.explain_name_error`)
+        self.cells = list(cells)
         self._callbacks = []
         self._prefetched = []  # (call key, reply) of predicted calls, in order
         self._base_filters = []  # the warning filters the cell started with (:func:`test_filters`)
@@ -201,6 +205,7 @@ class Judge:
                             self._not_run(f"not run: {abort.message}")
                             raise
                         except Exception as error:
+                            explain_name_error(error, self.cells)  # a name an answer cell's syntax error left out
                             first_error = first_error or error
                             # the checks of this statement that it never reached (a loop cut short)
                             self._not_run("not run, because a check before it failed", statement=number)
@@ -212,6 +217,7 @@ class Judge:
                 self._not_run(f"not run: {abort.message}")
                 raise
             except Exception as error:  # looking up the cell's names failed
+                explain_name_error(error, self.cells)
                 first_error = first_error or error
                 self._not_run(f"not run ({_one_line(error)})")
         for check in self.checks:
@@ -253,6 +259,7 @@ class Judge:
         except Abort:
             raise
         except Exception as error:
+            explain_name_error(error, self.cells)
             if self.checks[index].passed is not False:
                 self.checks[index].fail(_one_line(error))
             setattr(error, RECORD, True)
@@ -342,7 +349,7 @@ def _student_exception(name, reply):
     if "NotImplementedError" in types:
         return NotImplementedError(message)
     if types[:1] == ["NameError"] and not reply.get("traceback"):  # the function is not defined
-        return NameError(message)
+        return NameError(message, name=name)
     if types[:1] == ["ReplyTooLarge"] and not reply.get("traceback"):  # the agent's refusal: its value is too large
         return ReplyTooLarge(f"{name}: {message}")
     error = StudentError(f"{name} raised {types[0] if types else 'an exception'}: {message}")

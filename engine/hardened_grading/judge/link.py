@@ -72,13 +72,14 @@ class KernelLink:
         self._client, self._run_code = client, run_code
         self._comm = None  # (kernel client, comm id) of the agent's comm in the current kernel
 
-    async def judge_cell(self, cell, index, setup, seconds, per_check=True, folder=None):
+    async def judge_cell(self, cell, index, setup, seconds, per_check=True, folder=None, cells=()):
         """Run test cell `cell` in this process against the kernel; fill its outputs.
 
         `setup` is ``(namespace, answer function names, predict)`` (:func:`trusted_setup`);
         `per_check`: the cell scores the share of its checks that passed (else all or nothing); `folder`:
         the notebook's folder, where the kernel runs, and so where the test's relative paths lead (a data
-        file beside the notebook).
+        file beside the notebook); `cells`: the notebook's cells above it, whose answer cells say why a name the test
+        needs is not defined when one of them does not compile (:mod:`hardened_grading.judge.syntax`).
         Raises :class:`Abort` (after filling what was printed) when the kernel gives out.
         """
         namespace, functions, predict = setup
@@ -88,7 +89,7 @@ class KernelLink:
         def ask(request):
             return asyncio.run_coroutine_threadsafe(self.ask(request, run), loop).result()
 
-        the_judge = Judge(ask, folder, getattr(self._client, "max_output_kb", 1024) * 1024)
+        the_judge = Judge(ask, folder, getattr(self._client, "max_output_kb", 1024) * 1024, cells)
         run.answer_callback = the_judge.answer_callback
         cell.outputs, cell.execution_count = [], None
         try:

@@ -519,7 +519,7 @@ class ResilientExecute(Execute):
                 try:
                     await self._link.judge_cell(cell, cell_index, setup,
                                                 min(self.timeout or 10**6, max(1, self._seconds_left())),
-                                                self.credit_per_check, self._folder)
+                                                self.credit_per_check, self._folder, self.nb.cells[:cell_index])
                 except Abort as abort:  # the kernel died, ran out of memory or ran over time
                     cell.source = original
                     # the checks that passed before it keep their points: then the cell says so as text
