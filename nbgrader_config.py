@@ -145,7 +145,8 @@ c.GenerateFeedback.exporter_class = "hardened_grading.exporters.feedback_html.Su
 # keep only what cannot run (text, images, cleaned HTML and markdown; no JavaScript, widget or active SVG:
 # InertContent, above), and every HTML page made from a notebook, the feedback and formgrader's view of a
 # submission, cleans outputs and markdown again as it renders them. The feedback page also forbids every
-# script (a content security policy; its math is shown as TeX, without MathJax).
+# script (a content security policy), MathJax included: its markdown's math is MathML, made when the page is
+# (engine/hardened_grading/preprocessors/mathml.py), which browsers render with no script.
 c.HTMLExporter.preprocessors = ["hardened_grading.preprocessors.inert.InertContent"]
 c.HTMLExporter.filters = {"markdown2html": "hardened_grading.preprocessors.inert.markdown2html"}
 

@@ -4,32 +4,30 @@ Hostile payloads, each of which runs a script or sends something when a browser 
 through what the graded notebook, the feedback page and formgrader's view put them through: ``clean_html``
 (``text/html`` outputs), the inert ``markdown2html`` filter (markdown cells and ``text/markdown``), and the
 ``InertContent`` preprocessor (every output type). Nothing active is left. Honest content (tables, text, math,
-code, plots as PNG and as matplotlib's SVG) comes out as it went in. The pages themselves are rendered as
-``generate_feedback`` and formgrader render them, with this course's ``nbgrader_config.py``: the feedback has no
-script at all and its policy first; formgrader's page of a hostile notebook has exactly the scripts of its page
-of an empty one. ``tests/system/test_inert_browser.py`` opens both in a real browser.
+code, plots as PNG and as matplotlib's SVG) comes out as it went in, but for the math of markdown, made MathML
+(tests/unit/test_feedback_math.py). The pages themselves are rendered as ``generate_feedback`` and formgrader
+render them, with this course's ``nbgrader_config.py``: the feedback has no script at all and its policy first;
+formgrader's page of a hostile notebook has exactly the scripts of its page of an empty one.
+``tests/system/test_inert_browser.py`` opens both in a real browser.
 """
 
 import base64
 import copy
 import io
 import re
-from pathlib import Path
 
 import nbformat
-import nbgrader
 import pytest
 from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
-from traitlets.config import Config
 
 from hardened_grading.exporters.feedback_html import SummaryFirstHTMLExporter
 from hardened_grading.preprocessors.inert import FEEDBACK_CSP, InertContent, clean_html, inert_svg, markdown2html
 from hardened_grading.nbgrader_app import load_config
 from posenc_course.layout import ROOT
 
-FORMGRADER = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+from ..helpers.inert_pages import FORMGRADER, NBGRADER_RESOURCES, active_parts, feedback_config, student_parts
 
 #: Raw HTML that runs a script, loads something, navigates, or asks for input when rendered as it stands.
 HOSTILE_HTML = {
@@ -71,33 +69,6 @@ HOSTILE_HTML = {
     "textarea-breakout": "<textarea></textarea><script>alert(1)</script></textarea>",
     "target-blank": "<a href='https://example.org' target=_blank>x</a>",
 }
-#: What may not be left, as a browser would read the cleaned HTML.
-ACTIVE_TAGS = {"script", "iframe", "frame", "object", "embed", "applet", "form", "input", "button", "textarea",
-               "select", "meta", "base", "link", "style", "svg", "math", "template", "body", "noscript"}
-
-
-def active_parts(text):
-    """What in HTML `text` could run, load, navigate or ask for input: tags, event handlers, URLs that are not
-    a web page, a mail address, a place on the page or an embedded image, inline styles that fetch or move."""
-    found = []
-    for element in BeautifulSoup(text, "html.parser").find_all(True):
-        if element.name in ACTIVE_TAGS:
-            found.append(element.name)
-        for name, value in element.attrs.items():
-            value = " ".join(value) if isinstance(value, list) else str(value)
-            if name.startswith("on") or name in ("id", "target", "formaction", "action", "srcdoc", "data"):
-                found.append(f"{element.name} {name}")
-            if name == "href" and not re.match(r"^(https?:|mailto:|#)", value.strip(), re.I):
-                found.append(f"{element.name} href={value}")
-            if name == "src" and not value.startswith("data:image/"):
-                found.append(f"{element.name} src={value}")
-            if name == "style" and re.search(r"url|position|expression", value, re.I):
-                found.append(f"{element.name} style={value}")
-            if name == "class" and re.search(r"fixed|modal|navbar", value):
-                found.append(f"{element.name} class={value}")
-    return found
-
-
 @pytest.mark.parametrize("payload", HOSTILE_HTML.values(), ids=HOSTILE_HTML.keys())
 def test_hostile_html_is_left_with_nothing_active(payload):
     cleaned = clean_html(payload)
@@ -148,7 +119,8 @@ def test_honest_markdown_keeps_its_math_code_tables_and_links():
     soup = BeautifulSoup(rendered, "html.parser")
     assert soup.find("h1") and soup.find("strong") and soup.find("table") and soup.find("code")
     assert soup.find("a", href="https://example.org")
-    assert "$x &lt; y$" in rendered and "$$\\sum_k \\sin(\\omega_k t)$$" in rendered  # math stays as TeX
+    assert [math["display"] for math in soup.find_all("math")] == ["inline", "block"]  # math made MathML
+    assert "$x &lt; y$" not in rendered and "\\sum_k" not in rendered and soup.find("mo", string="<")
     assert soup.find("span", class_="k")  # pygments' highlighting of the code block
 
 
@@ -297,16 +269,6 @@ def test_inert_content_is_idempotent():
     assert twice == once
 
 
-def feedback_config():
-    """nbgrader's configuration of the feedback page, as generate_feedback sets it."""
-    config = Config()
-    config.HTMLExporter.extra_template_paths = [str(FORMGRADER / "static" / "node_modules" / "bootstrap" / "dist" / "css")]
-    return config
-
-
-NBGRADER_RESOURCES = {"nbgrader": {"notebook": "exercises", "score": 1, "max_score": 2, "late_penalty": 0}}
-
-
 def test_the_feedback_page_has_no_script_and_its_policy_first():
     page, _ = SummaryFirstHTMLExporter(config=feedback_config()).from_notebook_node(
         hostile_notebook(), resources=copy.deepcopy(NBGRADER_RESOURCES))
@@ -316,8 +278,8 @@ def test_the_feedback_page_has_no_script_and_its_policy_first():
     assert first.name == "meta" and first.get("http-equiv") == "Content-Security-Policy" \
         and first.get("content") == FEEDBACK_CSP
     assert "script-src 'none'" in FEEDBACK_CSP and "default-src 'none'" in FEEDBACK_CSP
-    assert "$x&lt;y$" in page  # math as TeX
-    assert active_parts(student_parts(page)) == [] and "[script removed]" in student_parts(page)
+    assert BeautifulSoup(student_parts(page), "html.parser").find("math") and "$x&lt;y$" not in page  # MathML
+    assert active_parts(student_parts(page), mathml=True) == [] and "[script removed]" in student_parts(page)
 
 
 def formgrader_page(notebook, config):
@@ -332,12 +294,6 @@ def formgrader_page(notebook, config):
     return page
 
 
-def student_parts(page):
-    """The HTML of what a page shows of the student's: outputs and rendered markdown."""
-    soup = BeautifulSoup(page, "html.parser")
-    return "".join(element.decode_contents() for element in soup.select(".output_subarea, .text_cell_render"))
-
-
 def scripts(page):
     return [str(script) for script in BeautifulSoup(page, "html.parser").find_all("script")]
 
@@ -349,7 +305,7 @@ def test_formgraders_page_of_a_hostile_notebook_has_only_its_own_scripts():
     config = load_config(ROOT)
     hostile = formgrader_page(hostile_notebook(), config)
     assert scripts(hostile) == scripts(formgrader_page(new_notebook(), config)) and scripts(hostile)
-    assert active_parts(student_parts(hostile)) == [] and "[script removed]" in student_parts(hostile)
+    assert active_parts(student_parts(hostile), mathml=True) == [] and "[script removed]" in student_parts(hostile)
 
 
 def test_the_course_cleans_the_graded_notebook_right_after_running_it():
@@ -362,11 +318,23 @@ def test_the_course_cleans_the_graded_notebook_right_after_running_it():
 
 def test_the_courses_own_markdown_renders_the_same_text_and_tags():
     """The inert filter renders the release's markdown too (a page cannot tell the release's cells from the
-    student's): every markdown cell of the course's released notebooks keeps its text and its tags."""
+    student's): every markdown cell of the course's released notebooks keeps its text and its tags, but for its
+    formulas, MathML here (tests/unit/test_feedback_math.py), left out of both."""
     from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    class NoMath(IPythonRenderer):
+        def block_math(self, body):
+            return ""
+
+        inline_math = block_math
+
+        def latex_environment(self, name, body):
+            return ""
 
     def text_and_tags(rendered):
         soup = BeautifulSoup(rendered, "html.parser")
+        for math in soup.find_all("math"):
+            math.decompose()
         return " ".join(soup.get_text().split()), sorted(tag.name for tag in soup.find_all(True))
 
     notebooks = sorted((ROOT / "release").glob("*/*.ipynb"))
@@ -374,5 +342,5 @@ def test_the_courses_own_markdown_renders_the_same_text_and_tags():
     for path in notebooks:
         for cell in nbformat.read(str(path), as_version=4).cells:
             if cell.cell_type == "markdown":
-                stock = MarkdownWithMath(renderer=IPythonRenderer(escape=False)).render(cell.source)
+                stock = MarkdownWithMath(renderer=NoMath(escape=False)).render(cell.source)
                 assert text_and_tags(markdown2html({}, cell.source)) == text_and_tags(stock), (path, cell.source[:200])

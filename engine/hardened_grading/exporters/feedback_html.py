@@ -17,7 +17,8 @@ class SummaryFirstHTMLExporter(HTMLExporter):
     The page runs no script (:mod:`hardened_grading.preprocessors.inert`): its outputs are made inert (:class:`InertContent`,
     first of its preprocessors, whatever the configuration says), its markdown is rendered by the inert
     ``markdown2html``, and its ``<head>`` starts with a content security policy that forbids every script
-    (:data:`FEEDBACK_CSP`); there is no MathJax, so math is shown as its TeX.
+    (:data:`FEEDBACK_CSP`); there is no MathJax: the markdown's math is MathML, made by ``markdown2html``
+    (:mod:`hardened_grading.preprocessors.mathml`), which browsers render natively.
     """
 
     def __init__(self, *args, **kwargs):

@@ -27,21 +27,25 @@ HTML: ``<script>``, ``onerror=``, ``javascript:`` links, ``<iframe srcdoc>``, ``
   formgrader and JupyterLab open, holds nothing active), and in ``HTMLExporter.preprocessors`` (every HTML
   page nbgrader makes from a notebook with this configuration: the feedback and formgrader's view, even of a
   notebook graded before).
-- :func:`markdown2html`: nbconvert's markdown filter, its HTML cleaned. ``HTMLExporter.filters`` puts it in
-  place of nbconvert's own, for markdown cells, ``text/markdown`` outputs and comments, in the feedback and
-  in formgrader (whose templates render markdown cells without nbconvert's own ``sanitize_html``).
+- :func:`markdown2html`: nbconvert's markdown filter, its HTML cleaned, its formulas (``$...$``, ``$$...$$``,
+  ``\\(...\\)``, ``\\[...\\]``, ``\\begin{cases}...``) made MathML (:mod:`hardened_grading.preprocessors.mathml`) and
+  put back once the rest is cleaned. ``HTMLExporter.filters`` puts it in place of nbconvert's own, for markdown
+  cells and comments, in the feedback and in formgrader (whose templates render markdown cells without
+  nbconvert's own ``sanitize_html``). ``text/markdown`` outputs are rendered the same, their math left as TeX.
 
 Cleaning takes time (bleach parses HTML as a browser does), so its cost is bounded: HTML nested more than
 :data:`MAX_DEPTH` deep, and markdown beyond :data:`MAX_MARKDOWN_CHARS` (a cell) or :data:`MAX_PAGE_MARKDOWN_CHARS`
 (a page), are shown as their source, escaped; ``InertContent.max_html_kb`` caps the HTML outputs cleaned per notebook.
 
 The feedback page also carries a content security policy that forbids every script (:data:`FEEDBACK_CSP`,
-put first in its ``<head>`` by the template ``summary_first``). Its math is left as TeX: MathJax is a
-script, and the page runs none.
+put first in its ``<head>`` by the template ``summary_first``). MathJax is a script, and the page runs none: its
+markdown's math is MathML, made when the page is (browsers render MathML Core natively); a formula the converter
+cannot make MathML of stays as its TeX, escaped. Formulas beyond :data:`MAX_PAGE_FORMULAS` on one page stay as TeX too.
 """
 
 import html
 import re
+import secrets
 import xml.etree.ElementTree as ElementTree
 
 import bleach
@@ -51,6 +55,8 @@ from jinja2 import pass_context
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, Int, List, Unicode
+
+from .mathml import tex_to_mathml
 
 #: The feedback page's content security policy: no script of any origin, inline or not; no frame, object,
 #: form, base URL or connection; images and fonts only from ``data:`` URLs; inline styles (the page's own).
@@ -119,6 +125,10 @@ MAX_DEPTH = 100
 #: cells of one page.
 MAX_MARKDOWN_CHARS = 200_000
 MAX_PAGE_MARKDOWN_CHARS = 1_000_000
+#: Formulas made MathML on one page, at most; the rest stay as their TeX. A formula costs about a quarter of a
+#: millisecond (converted, then cleaned by bleach), so a page's math costs at most a second or two; the course's
+#: longest notebook has some 640 formulas.
+MAX_PAGE_FORMULAS = 5_000
 
 
 def as_source(text, why):
@@ -204,33 +214,102 @@ def inert_svg(text):
     return text
 
 
-def _renderer(context):
-    """nbconvert's own markdown renderer, with the cell's attachments and the notebook's folder."""
+class _MathAside(IPythonRenderer):
+    """nbconvert's markdown renderer that puts each formula aside, in :attr:`formulas`, and leaves in its place a
+    word no one can write beforehand (:meth:`placeholder`): the formula goes back, as MathML, once the rest of the
+    HTML is clean (:func:`_put_back`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.nonce = secrets.token_hex(8)
+        #: Each formula as (its TeX, whether it is displayed, what nbconvert's own renderer writes of it).
+        self.formulas = []
+
+    def placeholder(self, index):
+        """The word left in place of formula `index`: letters and digits, which markdown and bleach keep."""
+        return f"hgmath{self.nonce}n{index}x"
+
+    def _aside(self, tex, display, stock):
+        self.formulas.append((tex, display, stock))
+        return self.placeholder(len(self.formulas) - 1)
+
+    def block_math(self, body):
+        return self._aside(body, True, super().block_math(body))
+
+    def inline_math(self, body):
+        return self._aside(body, False, super().inline_math(body))
+
+    def latex_environment(self, name, body):
+        return self._aside(f"\\begin{{{name}}}{body}\\end{{{name}}}", True, super().latex_environment(name, body))
+
+
+def _renderer(context, renderer=IPythonRenderer):
+    """nbconvert's own markdown renderer (or `renderer`, a subclass), with the cell's attachments and the notebook's
+    folder."""
     cell = context.get("cell", {}) if context is not None else {}
     resources = context.get("resources", {}) if context is not None else {}
-    return IPythonRenderer(escape=False, attachments=cell.get("attachments", {}) if hasattr(cell, "get") else {},
-                           path=(resources or {}).get("metadata", {}).get("path", ""))
+    return renderer(escape=False, attachments=cell.get("attachments", {}) if hasattr(cell, "get") else {},
+                    path=(resources or {}).get("metadata", {}).get("path", ""))
+
+
+def _formula_html(formula, as_mathml):
+    """Formula (TeX, displayed, nbconvert's text of it) as HTML: MathML when `as_mathml` and the converter can,
+    else nbconvert's text (the TeX with its delimiters, escaped)."""
+    tex, display, stock = formula
+    mathml = tex_to_mathml(tex, display) if as_mathml else None
+    return mathml if mathml is not None else stock
+
+
+def _put_back(cleaned, renderer, mathml_left):
+    """`cleaned` (the HTML of the markdown, made inert) with each placeholder of `renderer` in a text replaced by
+    its formula, MathML while `mathml_left` (a number of formulas) lasts; in an attribute (an image's alt text,
+    a heading's anchor), by its TeX."""
+    pattern = re.compile(renderer.placeholder(r"(\d+)"))
+    soup = BeautifulSoup(cleaned, "html.parser")
+    for element in soup.find_all(True):  # attributes: the TeX, as nbconvert's own renderer writes it
+        for name, value in element.attrs.items():
+            if isinstance(value, str) and pattern.search(value):
+                element[name] = pattern.sub(lambda match: html.unescape(renderer.formulas[int(match[1])][2]), value)
+    for text in soup.find_all(string=pattern):
+        pieces = pattern.split(str(text))  # text, index, text, index, ..., text
+        parts = []
+        for position, piece in enumerate(pieces):
+            if position % 2 == 0:
+                parts.append(html.escape(piece, quote=False))
+            else:
+                parts.append(_formula_html(renderer.formulas[int(piece)], mathml_left > 0))
+                mathml_left -= 1
+        text.replace_with(BeautifulSoup("".join(parts), "html.parser"))
+    return str(soup)
 
 
 @pass_context
-def markdown2html(context, source):
-    """nbconvert's ``markdown2html``, its HTML made inert (:func:`clean_html`); math stays as its TeX. Markdown
-    beyond MAX_MARKDOWN_CHARS, in one cell or in all a page renders (counted in its resources), is shown as its
-    source."""
+def markdown2html(context, source, mathml=True):
+    """nbconvert's ``markdown2html``, its HTML made inert (:func:`clean_html`), its formulas MathML (or, with
+    `mathml` false, or a formula that has none, its TeX). Markdown beyond MAX_MARKDOWN_CHARS, in one cell or in
+    all a page renders (counted in its resources), is shown as its source; formulas beyond MAX_PAGE_FORMULAS on a
+    page stay as TeX."""
     source = str(source)
     resources = context.get("resources") if context is not None else None
-    left = resources.get("hardened_grading_markdown_left", MAX_PAGE_MARKDOWN_CHARS) \
-        if isinstance(resources, dict) else MAX_PAGE_MARKDOWN_CHARS
+    budget = resources if isinstance(resources, dict) else {}
+    left = budget.get("hardened_grading_markdown_left", MAX_PAGE_MARKDOWN_CHARS)
     if len(source) > min(MAX_MARKDOWN_CHARS, left):
         return as_source(source, f"markdown beyond {min(MAX_MARKDOWN_CHARS, left)} characters")
-    if isinstance(resources, dict):
-        resources["hardened_grading_markdown_left"] = left - len(source)
-    return clean_html(MarkdownWithMath(renderer=_renderer(context)).render(source))
+    budget["hardened_grading_markdown_left"] = left - len(source)
+    renderer = _renderer(context, _MathAside)
+    cleaned = clean_html(MarkdownWithMath(renderer=renderer).render(source))
+    if not renderer.formulas:
+        return cleaned
+    formulas_left = budget.get("hardened_grading_formulas_left", MAX_PAGE_FORMULAS) if mathml else 0
+    if mathml:
+        budget["hardened_grading_formulas_left"] = formulas_left - len(renderer.formulas)
+    return _put_back(cleaned, renderer, formulas_left)
 
 
 def markdown_to_inert_html(source):
-    """Markdown from a student (a ``text/markdown`` output), as inert HTML."""
-    return markdown2html(None, source)
+    """Markdown from a student (a ``text/markdown`` output), as inert HTML, its math as TeX: an output is cleaned
+    again, by :func:`clean_html`, wherever a page is made of it, and MathML would not stay."""
+    return markdown2html(None, source, mathml=False)
 
 
 #: What a display's metadata keeps, by mime type: its size and alt text, nothing that names a file or a frame.
