@@ -61,6 +61,26 @@ def test_the_judge_reads_what_numpy_saves_as_numpy_reads_it_without_numpys_reade
     np.testing.assert_array_equal(back, expected)
 
 
+@given(hnp.arrays(dtype=st.sampled_from([np.float64, np.float32, np.int64, np.int16, np.uint8, np.bool_,
+                                         np.complex128, np.dtype(">f8"), np.dtype(">i4")]),
+                  shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4)),
+       st.booleans())
+def test_the_agent_writes_arrays_numpy_reads_as_they_were(array, fortran):
+    """The agent's writer of an answer's array (:func:`agent.npy_bytes`, in place of ``numpy.save``) writes ``.npy``
+    bytes that ``numpy.load`` reads back the same: dtype, shape, values and order."""
+    import io
+
+    array = np.asfortranarray(array) if fortran else array
+    back = np.load(io.BytesIO(agent.npy_bytes(array)), allow_pickle=False)
+    assert back.dtype == array.dtype and back.shape == array.shape
+    assert back.flags.f_contiguous == array.flags.f_contiguous and back.flags.c_contiguous == array.flags.c_contiguous
+    np.testing.assert_array_equal(back, array)
+    assert len(agent.npy_bytes(array)) - array.nbytes in (64, 128)  # the data 64-byte aligned, as numpy's
+    if array.ndim:  # a view that is neither C nor Fortran contiguous is written in C order
+        strided = array[..., ::2]
+        np.testing.assert_array_equal(np.load(io.BytesIO(agent.npy_bytes(strided)), allow_pickle=False), strided)
+
+
 def test_bytes_the_judge_does_not_write_are_numpys_to_read_and_to_refuse():
     """A kernel can send anything: what is not exactly an array of numbers as numpy saves it (objects, a cut-short
     body, a header of another form) is read by numpy's own reader, which refuses what numpy refuses."""
