@@ -7,6 +7,7 @@ their source (:data:`SOURCE`).
 
 import ast
 import inspect
+import itertools
 import re
 
 
@@ -137,13 +138,7 @@ def repeated_together(failed, alike=None):
         The groups, in order; one check alone is a group of one.
     """
     alike = alike or (lambda check: (check.get("test"), check.get("hidden"), check.get("message")))
-    groups = []
-    for check in failed:
-        if groups and alike(groups[-1][0]) == alike(check):
-            groups[-1].append(check)
-        else:
-            groups.append([check])
-    return groups
+    return [list(group) for _, group in itertools.groupby(failed, key=alike)]
 
 
 def counted(count, noun):
