@@ -12,6 +12,7 @@ graded without a submission time, as one without ``timestamp.txt`` is (no late p
 import functools
 import os
 
+from ..judge.messages import elide
 from ..untrusted import folder as student_folder
 
 TIMESTAMP_FILE = "timestamp.txt"
@@ -53,7 +54,7 @@ def read_timestamp(path, log):
     except (OSError, ValueError, OverflowError) as error:  # not UTF-8 and dateutil's ParserError: ValueErrors
         log.warning("The timestamp file %s cannot be read as a time (%s: %s): the submission is graded without a "
                     "submission time, so with no late penalty. To fix it, %s.", path, type(error).__name__,
-                    str(error)[:200], WHAT_TO_DO)
+                    elide(error, 200), WHAT_TO_DO)
         return None
 
 
