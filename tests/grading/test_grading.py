@@ -412,12 +412,17 @@ def test_kernel_folders_of_graders_that_are_gone_are_removed(tmp_path, monkeypat
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     ended = subprocess.Popen(["true"])
     ended.wait()
-    gone, alive, other = (tmp_path / f"{KERNEL_FOLDER}{ended.pid}-x1", tmp_path / f"{KERNEL_FOLDER}{os.getpid()}-x2",
-                          tmp_path / "unrelated-7-x3")
-    for folder in (gone, alive, other):
+    # a grader killed with its command: exited, and not yet reaped by whoever inherits it (it still has a /proc/PID)
+    zombie = subprocess.Popen(["true"])
+    os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)
+    gone, unreaped, alive, other = (
+        tmp_path / f"{KERNEL_FOLDER}{ended.pid}-x1", tmp_path / f"{KERNEL_FOLDER}{zombie.pid}-x4",
+        tmp_path / f"{KERNEL_FOLDER}{os.getpid()}-x2", tmp_path / "unrelated-7-x3")
+    for folder in (gone, unreaped, alive, other):
         folder.mkdir()
         (folder / "kernel.json").write_text("{}")
     remove_kernel_folders()
-    assert not gone.exists() and alive.exists() and other.exists()
+    zombie.wait()
+    assert not gone.exists() and not unreaped.exists() and alive.exists() and other.exists()
     remove_kernel_folders(os.getpid())  # a worker about to end removes its own
     assert not alive.exists() and other.exists()

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import locks
+from .. import locks, processes
 from ..cells import course_root
 from ..logs import _say_once, log
 from ..untrusted import folder as student_folder
@@ -27,7 +27,7 @@ def remove_kernel_folders(pid=None):
     its own; the next run does."""
     for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*"):
         owner = folder.name.removeprefix(KERNEL_FOLDER).partition("-")[0]
-        if owner.isdigit() and (int(owner) == pid if pid is not None else not Path(f"/proc/{owner}").exists()):
+        if owner.isdigit() and (int(owner) == pid if pid is not None else processes.ended(owner)):
             shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -34,6 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import processes
 from ..logs import log
 
 #: The start of a staging folder's name, in the course's ``autograded/``: then :func:`owner` and random letters.
@@ -186,5 +187,5 @@ def remove_staging_folders(course, pid=None):
     `pid`, that worker's. Another machine's are left alone."""
     for path in Path(course).glob(f"autograded/{STAGING}{socket.gethostname()}-*-*"):
         worker = path.name.removeprefix(STAGING + socket.gethostname() + "-").partition("-")[0]
-        if worker.isdigit() and (int(worker) == pid if pid is not None else not Path(f"/proc/{worker}").exists()):
+        if worker.isdigit() and (int(worker) == pid if pid is not None else processes.ended(worker)):
             shutil.rmtree(path, ignore_errors=True)

@@ -5,6 +5,7 @@ import resource
 import time
 from pathlib import Path
 
+from .. import processes
 from .limits import Limits
 
 
@@ -95,7 +96,7 @@ def remove_stale_cgroups():
     for parent in _pids_parents():
         for group in parent.glob("hardened-grading-kernel-*"):
             pid = group.name.rpartition("-")[2]
-            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            if pid.isdigit() and processes.ended(pid):
                 for _ in range(20):  # the sandbox's last processes may still be dying
                     try:
                         group.rmdir()
