@@ -63,6 +63,25 @@ def kernels_of(course):
     return found
 
 
+def descendants_of(pid):
+    """The processes below `pid`: its children, theirs, and so on."""
+    found = children_of(pid)
+    return found + [below for child in found for below in descendants_of(child)]
+
+
+#: The numbers of the system calls that ``time.sleep`` makes on x86_64 and arm64 (nanosleep, clock_nanosleep).
+SLEEP_CALLS = {"x86_64": {"35", "230"}, "aarch64": {"101", "115"}}
+
+
+def in_a_sleep(pid):
+    """Whether the process `pid`'s main thread is in ``time.sleep`` (the system call it is in, from /proc)."""
+    try:
+        call = open(f"/proc/{pid}/syscall").read().split()[:1]
+    except OSError:
+        return False
+    return bool(call) and call[0] in SLEEP_CALLS.get(os.uname().machine, set())
+
+
 def gone(pids, seconds=30):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in pids):
@@ -97,7 +116,9 @@ def test_an_interrupted_parallel_run_is_finished_by_running_it_again(tmp_path, i
     while not sleeper.exists():  # its notebook is sanitized: it is about to run
         assert run.poll() is None and time.monotonic() < deadline, "posenc-grade ended before it could be interrupted"
         time.sleep(0.05)
-    time.sleep(4)  # in its sleeping cell (ex09), 20 s from its timeout
+    while not any(in_a_sleep(pid) for kernel in kernels_of(course) for pid in descendants_of(int(kernel))):
+        assert run.poll() is None and time.monotonic() < deadline, "the sleeping cell never ran"
+        time.sleep(0.05)  # then it is in its sleeping cell (ex09), 20 s from its timeout
     workers = children_of(run.pid)
     killed = time.monotonic()
     interrupt(run)
