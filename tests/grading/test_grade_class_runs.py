@@ -25,6 +25,7 @@ from hardened_grading.class_grading import students as class_grading_students
 from hardened_grading.class_grading import worker as class_grading_worker
 from hardened_grading.sandbox.ahead import STAGING
 from hardened_grading.hooks.submission import GRADED_MARKER
+from hardened_grading.processes import ended
 from posenc_course.course import nbgrader_env, new_course
 
 from ..helpers.grade_class import SMALL_CLASS, assert_expected_scores, db_url_of, grades, make_course, posenc_grade
@@ -83,10 +84,11 @@ def in_a_sleep(pid):
 
 
 def gone(pids, seconds=30):
+    """Wait until every process of `pids` has ended (a zombie has: hardened_grading.processes.ended); say if so."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in pids):
+    while time.monotonic() < deadline and not all(map(ended, pids)):
         time.sleep(0.1)
-    return not any(Path(f"/proc/{pid}").exists() for pid in pids)
+    return all(map(ended, pids))
 
 
 def sigkill_the_command(run):
@@ -228,7 +230,7 @@ def orphaned_kernel_folders(graders):
     owners = {folder: folder.name.removeprefix(KERNEL_FOLDER).partition("-")[0]
               for folder in Path(tempfile.gettempdir()).glob(f"{KERNEL_FOLDER}*-*")}
     return [folder.name for folder, owner in owners.items()
-            if owner.isdigit() and int(owner) in graders and not Path(f"/proc/{owner}").exists()]
+            if owner.isdigit() and int(owner) in graders and ended(owner)]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -25,10 +25,9 @@ import pytest
 
 from posenc_course import report
 from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
-from posenc_course.layout import (ASSIGNMENT, GRADED, NOTEBOOK, SOURCE_NOTEBOOK, exercise_of, points_per_exercise,
-                                  points_per_test_cell)
-from posenc_course.submissions import (MARKER, find_function_cell, grade_id, is_answer_cell, is_test_cell, make_submission,
-                                      reference_answers, write_submission)
+from posenc_course.layout import (GRADED, NOTEBOOK, SOURCE_NOTEBOOK)
+from posenc_course.submissions import (grade_id, is_test_cell, make_submission,
+                                      reference_answers)
 from posenc_solutions import EXERCISES
 
 from ..helpers.grading import (ALL, CLASS, MAX_POINTS, SOURCE, STUDENTS, SUBMISSIONS, SUBMITTED_AS, TEST_POINTS,
@@ -233,6 +232,7 @@ def test_a_graded_kernel_is_stopped_as_the_setting_says(tmp_path, mode):
     from traitlets.config import Config
 
     from hardened_grading.preprocessors.execute import ResilientExecute
+    from hardened_grading.processes import ended
 
     stops = []
 
@@ -257,7 +257,7 @@ def test_a_graded_kernel_is_stopped_as_the_setting_says(tmp_path, mode):
     assert notebook.cells[0].outputs[0].text == "42\n"
     [(now, pid)] = stops
     assert now == (mode == "immediate")
-    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    assert ended(pid)
 
 
 HONEST = [submission.name for submission in SUBMISSIONS if submission.honest]
