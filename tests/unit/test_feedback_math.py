@@ -139,3 +139,54 @@ def test_every_formula_of_the_courses_notebooks_becomes_mathml():
                 inert.MarkdownWithMath(renderer=renderer).render(cell.source)
                 for tex, display, _ in renderer.formulas:
                     assert mathml.tex_to_mathml(tex, display) is not None, (path.name, tex)
+
+
+#: Formulas whose sizes would draw over the page: a black box of 1000em (covering the grader's words), a negative
+#: kern that moves text 500em onto what precedes it, a space that pushes the page sideways, text made 30 times larger.
+OVERSIZED_TEX = {
+    "rule-over-the-page": (r"\rule{1000em}{1000em}", "mspace"),
+    "kern-back-onto-the-page": (r"\mathrm{\kern-500em x}", "mspace"),
+    "mkern-back": (r"\mkern-999mu x", "mspace"),
+    "hskip-sideways": (r"\hskip 5000pt x", "mspace"),
+    "hspace-sideways": (r"\hspace{1000em} x", "mspace"),
+}
+
+
+def sizes(rendered):
+    """``(tag, attribute, value)`` of every size-valued attribute in `rendered`'s MathML."""
+    return [(tag.name, name, value) for tag in BeautifulSoup(rendered, "html.parser").find_all(True)
+            for name, value in tag.attrs.items() if name in mathml.LENGTHS | {"scriptlevel"}]
+
+
+@pytest.mark.parametrize("tex, tag", OVERSIZED_TEX.values(), ids=OVERSIZED_TEX.keys())
+def test_a_formula_cannot_draw_over_the_page(tex, tag):
+    """Its element is kept (the formula is shown), its size is not: a length beyond LENGTH_EM is dropped."""
+    rendered = mathml.tex_to_mathml(tex)
+    assert rendered and f"<{tag}" in rendered, rendered
+    assert sizes(rendered) == [], rendered
+
+
+#: LaTeX's own sizes, which a formula keeps: spaces, big delimiters, \Huge, a rule under a word, a negative space.
+HONEST_SIZES = {r"\qquad x": "2em", r"\Bigg(": "2.470em", r"\Huge x": "2.49em", r"\rule{5em}{0.4pt}": "0.4pt",
+                r"\hspace{-3em} x": "-3em", r"\smash{x}": "0px", r"\scriptscriptstyle x": "2", r"x\!y":
+                "negativethinmathspace"}
+
+
+@pytest.mark.parametrize("tex", HONEST_SIZES)
+def test_latexs_own_sizes_are_kept(tex):
+    rendered = mathml.tex_to_mathml(tex)
+    assert HONEST_SIZES[tex] in [value for _, _, value in sizes(rendered)], rendered
+
+
+def test_no_formula_of_the_course_loses_a_size():
+    """The bounds drop nothing of the course's own formulas: each keeps every size the converter gives it."""
+    from latex2mathml.converter import convert
+
+    for path in sorted((ROOT / "release").glob("*/*.ipynb")):
+        for cell in nbformat.read(str(path), as_version=4).cells:
+            if cell.cell_type == "markdown":
+                renderer = inert._renderer(None, inert._MathAside)
+                inert.MarkdownWithMath(renderer=renderer).render(cell.source)
+                for tex, display, _ in renderer.formulas:
+                    converted = sizes(convert(tex, display="block" if display else "inline"))
+                    assert sizes(mathml.tex_to_mathml(tex, display)) == converted, (path.name, tex)
