@@ -1,6 +1,7 @@
 import re
 import sys
 import warnings
+from copy import deepcopy as _deepcopy
 
 
 def _show(value):
@@ -78,14 +79,39 @@ def check_raises_value_error(function, *args, what, **kwargs):
 
 
 def check_inputs_unchanged(function, *args, what, **kwargs):
-    """Call `function` and fail if it modified any of its array arguments; return its result."""
-    copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else None for a in args]
+    """Call `function` and fail if it modified any of its arguments in place (an array's values, a list's
+    items, a dict's keys or values, nested settings); return its result."""
+    copies = [_deepcopy(a) for a in args]
+    keyword_copies = {name: _deepcopy(value) for name, value in kwargs.items()}
     result = function(*args, **kwargs)
-    for number, (before, after) in enumerate(zip(copies, args)):
-        if before is not None and not _all_equal(np.asarray(after), before):
-            raise AssertionError(f"{what}: argument {number + 1} was modified in place; return a "
-                                 "new array instead")
+    changed = [(f"argument {number + 1}", after) for number, (before, after) in enumerate(zip(copies, args))
+               if not _same_value(after, before)]
+    changed += [(f"argument {name}", kwargs[name]) for name, before in keyword_copies.items()
+                if not _same_value(kwargs[name], before)]
+    if changed:
+        where, value = changed[0]
+        kind = {np.ndarray: "array", dict: "dict", list: "list"}.get(type(value), type(value).__name__)
+        raise AssertionError(f"{what}: {where} (the caller's {kind}) was modified in place; leave it as it "
+                             f"was: copy it before you change it, and return a new {kind}")
     return result
+
+
+def _same_value(got, before):
+    """Whether `got` is still what `before` (a deep copy taken before the call) was: arrays by shape, dtype and
+    values (NaN equal to NaN), dicts and lists item by item, nested."""
+    if isinstance(before, np.ndarray):
+        return (isinstance(got, np.ndarray) and got.shape == before.shape and got.dtype == before.dtype
+                and bool(np.array_equal(got, before, equal_nan=before.dtype.kind in "fc")))
+    if isinstance(before, dict):
+        return (type(got) is type(before) and got.keys() == before.keys()
+                and all(_same_value(got[key], value) for key, value in before.items()))
+    if isinstance(before, (list, tuple)):
+        return (type(got) is type(before) and len(got) == len(before)
+                and all(_same_value(g, b) for g, b in zip(got, before)))
+    try:
+        return bool(got == before) or (got != got and before != before)  # NaN stays NaN
+    except Exception:
+        return got is before
 
 
 def check_answered(answer, what):

@@ -1,8 +1,13 @@
 """The notebook's check helpers (``authoring/check_helpers.py``) in a real IPython shell, in memory: what a test
 cell's red box says of a name that is not defined."""
 
+import functools
+import json
+
+import numpy as np
 import pytest
 
+from hardened_grading.judge import agent, judge
 from posenc_course.layout import ROOT
 
 #: the answer cell of a function, with "x = (" left unclosed on its line 2
@@ -94,3 +99,32 @@ def test_a_concept_answer_that_is_a_bool_is_not_a_count(helpers):
     """``True == 1`` in Python; the form check refuses a bool, and so does the value's check."""
     assert failure(helpers["check_answer"], True, 1, "count", "Count them.") == "count = True: not right. Count them."
     assert failure(helpers["check_answer"], 1.0, 1, "count", "Count them.") is None
+
+
+def judge_in_process(namespace):
+    """A judge whose calls run in `namespace` here, through the kernel's own agent (no kernel)."""
+    return judge.Judge(lambda request: json.loads(json.dumps(agent.answer(request, namespace))))
+
+
+def test_check_inputs_unchanged_sees_a_dict_changed_in_the_kernel():
+    """The notebook's own check, run by the judge on a function that adds to the caller's dict, fails."""
+    namespace = {"np": np}
+    exec((ROOT / "authoring" / "check_helpers.py").read_text(), namespace)
+
+    def keeps(config):
+        return {**config, "rope_theta": 1.0}
+
+    def adds(config):
+        config.setdefault("rope_theta", 1.0)
+        return config
+
+    for function, fails in ((keeps, False), (adds, True)):
+        proxy = judge_in_process({function.__name__: function})
+        call = functools.partial(proxy.call, function.__name__)
+        config = {"rope_type": "linear", "nested": {"factor": [2.0]}}
+        try:
+            namespace["check_inputs_unchanged"](lambda c: call((c,), {}), config, what=function.__name__)
+        except AssertionError as error:
+            assert fails and "was modified in place" in str(error) and "dict" in str(error), error
+        else:
+            assert not fails, f"{function.__name__} changed the caller's dict, and the check passed"

@@ -170,6 +170,41 @@ def test_a_change_the_submission_made_to_an_argument_is_seen_by_the_test():
     assert argument.tolist() == [0.0, 0.0, 0.0]
 
 
+def in_process_kernel(namespace):
+    """A judge whose calls run in `namespace` here, through the kernel's own agent (no kernel)."""
+    return judge.Judge(lambda request: json.loads(json.dumps(agent.answer(request, namespace))))
+
+
+def test_a_change_to_a_dict_or_list_argument_is_seen_by_the_test_nested_parts_too():
+    """As in a test cell run in the kernel: a function that adds to the caller's settings, or changes a nested
+    list, changes the test's own objects, including a part the test holds apart, and a removed key is gone."""
+    def add_to_settings(config):
+        settings = config["rope_scaling"]
+        settings.setdefault("rope_theta", 10000.0)
+        settings["long_factor"].append(4.0)
+        del config["gone"]
+        return settings
+
+    inner = {"rope_type": "longrope", "long_factor": [2.0, 3.0]}
+    config = {"rope_scaling": inner, "gone": 1, "kept": (1, 2)}
+    returned = in_process_kernel({"add_to_settings": add_to_settings}).call("add_to_settings", (config,), {})
+    assert config == {"rope_scaling": {"rope_type": "longrope", "long_factor": [2.0, 3.0, 4.0], "rope_theta": 10000.0},
+                      "kept": (1, 2)}
+    assert config["rope_scaling"] is inner and inner["long_factor"] == [2.0, 3.0, 4.0]
+    assert returned == inner and returned is not inner  # what came back is the kernel's, decoded
+
+
+def test_an_argument_that_comes_back_holding_an_object_is_left_as_it_was():
+    """What the kernel cannot carry (an object) is not written over the test's own argument."""
+    def put_an_object(items):
+        items.append(object())
+        items[0] = 9
+
+    items = [1, 2]
+    in_process_kernel({"put_an_object": put_an_object}).call("put_an_object", (items,), {})
+    assert items == [1, 2]
+
+
 @pytest.mark.parametrize("reply", [
     {"status": "ok"},  # no value
     {"status": "ok", "value": {"t": "array", "v": "not base64 npy"}},

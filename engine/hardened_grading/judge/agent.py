@@ -27,6 +27,9 @@ import warnings
 import numpy
 
 MIME = "application/vnd.hardened-grading.judge"
+#: The arguments a call sends back as they are after it (``args_after``): those a function can change in place
+#: (an array's values, a list's items, a dict's keys, nested settings), so that the judge's own see the change.
+MUTABLE = (numpy.ndarray, list, dict)
 
 
 def encode(value, depth=0):
@@ -205,8 +208,8 @@ def answer(request, namespace, ask_judge=None):
             reply = {**exception_description(error)}
         else:
             reply = {"status": "ok", "value": encode(result),
-                     "args_after": [encode(a) if isinstance(a, numpy.ndarray) else None for a in args],
-                     "kwargs_after": {k: encode(v) for k, v in kwargs.items() if isinstance(v, numpy.ndarray)}}
+                     "args_after": [encode(a) if isinstance(a, MUTABLE) else None for a in args],
+                     "kwargs_after": {k: encode(v) for k, v in kwargs.items() if isinstance(v, MUTABLE)}}
     reply.update(warnings=_warnings(caught), printed=printed.chunks)
     if random_given:
         reply["random"] = random_state()

@@ -359,13 +359,57 @@ def _student_exception(name, reply):
 
 
 def _mirror_mutation(before, after):
-    """Copy a change the student's function made to an argument array back onto ours."""
-    if not isinstance(before, numpy.ndarray) or after is None:
+    """Copy a change the student's function made to an argument (an array, a list, a dict, nested) back onto
+    ours, in place, as the call made it to the kernel's copy: a test that kept the argument, or a part of it,
+    sees what a test cell run in the kernel would. An argument that came back holding what cannot be carried
+    (an object, a function) is left as it is."""
+    if not isinstance(before, agent.MUTABLE) or after is None:
         return
     changed = agent.decode(after)
-    if isinstance(changed, numpy.ndarray) and changed.shape == before.shape and before.flags.writeable:
-        if not numpy.array_equal(changed, before, equal_nan=before.dtype.kind in "fc"):
-            before[...] = changed
+    if not _carried_whole(changed):
+        return
+    _mirrored(before, changed)
+
+
+def _carried_whole(value):
+    """Whether `value`, decoded from the kernel, holds nothing that :func:`agent.encode` could not carry."""
+    if isinstance(value, (list, tuple)):
+        return all(map(_carried_whole, value))
+    if isinstance(value, dict):
+        return all(map(_carried_whole, value.values()))
+    return not isinstance(value, agent.Opaque)
+
+
+def _mirrored(before, after):
+    """`after` written into `before` where both are arrays of one shape, lists or dicts (so that whoever holds
+    `before`, or a part of it, sees the change); return what the place of `before` holds now."""
+    if isinstance(before, numpy.ndarray) and isinstance(after, numpy.ndarray):
+        if after.shape == before.shape and before.flags.writeable:
+            if not numpy.array_equal(after, before, equal_nan=before.dtype.kind in "fc"):
+                before[...] = after
+            return before
+        return after
+    if type(before) is dict and type(after) is dict:
+        for key in [key for key in before if key not in after]:
+            del before[key]
+        for key, value in after.items():
+            before[key] = _mirrored(before[key], value) if key in before else value
+        return before
+    if type(before) is list and type(after) is list:
+        if len(before) == len(after):
+            before[:] = [_mirrored(old, new) for old, new in zip(before, after)]
+        else:
+            before[:] = after
+        return before
+    return before if _same(before, after) else after
+
+
+def _same(a, b):
+    """Whether two values decoded alike are equal (a number, a string, a tuple): keep the one the test holds."""
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 -- a tuple of arrays: not comparable as one; take the kernel's
+        return False
 
 
 def _error_output(error, label):

@@ -43,6 +43,10 @@ WRONG = {  # label: (exercise, {function_name: code})
     "settings_theta_config_first": ("ex01", _changed(
         "rope_parameters_from_config", 'settings.setdefault("rope_theta", config.get("rope_theta", 10000.0))',
         'settings["rope_theta"] = config.get("rope_theta", settings.get("rope_theta", 10000.0))')),
+    # The settings dict taken as it is, not copied: the keys it adds land in the caller's config (the notebook:
+    # "Return a new dict (the caller's config is theirs: copy the settings before you add to them)")
+    "settings_not_copied": ("ex01", _changed(
+        "rope_parameters_from_config", "settings = dict(settings)\n    settings.setdefault(", "settings.setdefault(")),
     # ---- ex01 llama3_frequency_bands
     "bands_thresholds_inclusive": ("ex01", _changed(
         "llama3_frequency_bands", "bands[wavelength < original_max_position / high_freq_factor] = 0",
