@@ -79,28 +79,32 @@ def check_raises_value_error(function, *args, what, **kwargs):
 
 
 def check_inputs_unchanged(function, *args, what, **kwargs):
-    """Call `function` and fail if it modified any of its arguments in place (an array's values, a list's
-    items, a dict's keys or values, nested settings); return its result."""
+    """Call `function` and fail if it modified any of its arguments in place (an array's
+    values, a list's items, a dict's keys or values, nested settings); return its result."""
     copies = [_deepcopy(a) for a in args]
     keyword_copies = {name: _deepcopy(value) for name, value in kwargs.items()}
     result = function(*args, **kwargs)
-    changed = [(f"argument {number + 1}", after) for number, (before, after) in enumerate(zip(copies, args))
+    changed = [(f"argument {number + 1}", after)
+               for number, (before, after) in enumerate(zip(copies, args))
                if not _same_value(after, before)]
     changed += [(f"argument {name}", kwargs[name]) for name, before in keyword_copies.items()
                 if not _same_value(kwargs[name], before)]
     if changed:
         where, value = changed[0]
-        kind = {np.ndarray: "array", dict: "dict", list: "list"}.get(type(value), type(value).__name__)
-        raise AssertionError(f"{what}: {where} (the caller's {kind}) was modified in place; leave it as it "
-                             f"was: copy it before you change it, and return a new {kind}")
+        kinds = {np.ndarray: "array", dict: "dict", list: "list"}
+        kind = kinds.get(type(value), type(value).__name__)
+        raise AssertionError(f"{what}: {where} (the caller's {kind}) was modified in place; "
+                             f"leave it as it was: copy it before you change it, and return a "
+                             f"new {kind}")
     return result
 
 
 def _same_value(got, before):
-    """Whether `got` is still what `before` (a deep copy taken before the call) was: arrays by shape, dtype and
-    values (NaN equal to NaN), dicts and lists item by item, nested."""
+    """Whether `got` is still what `before` (a deep copy taken before the call) was: arrays
+    by shape, dtype and values (NaN equal to NaN), dicts and lists item by item, nested."""
     if isinstance(before, np.ndarray):
-        return (isinstance(got, np.ndarray) and got.shape == before.shape and got.dtype == before.dtype
+        return (isinstance(got, np.ndarray) and got.shape == before.shape
+                and got.dtype == before.dtype
                 and bool(np.array_equal(got, before, equal_nan=before.dtype.kind in "fc")))
     if isinstance(before, dict):
         return (type(got) is type(before) and got.keys() == before.keys()
