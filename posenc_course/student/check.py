@@ -17,13 +17,19 @@ stubs: :data:`posenc_course.class_report.ATTEMPTS`): *not attempted* when every 
 the stub, *started* when some do, *answered* when none does ("attempt" in the JSON; "started" there is true for
 both of the last two).
 
+The assignment prepared with its hidden tests (its gradebook) is kept in ``~/.cache/posenc/`` for the next run
+(:func:`prepare_assignment`).
+
 Exit codes: 0 at full marks (of the one exercise, with --exercise), 1 below, 2 if the file cannot be
 graded or the exercise does not exist.
 """
 
 import argparse
+import contextlib
+import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -102,10 +108,7 @@ def grade(notebook_path, workdir):
     config = load_config(course)
     config.ResilientExecute.sandbox = "if-available"  # the learner's own code: sandboxed where Linux can
     api = nbgrader_api(config)
-    progress("preparing the assignment with its hidden tests")
-    result = api.generate_assignment(assignment)
-    if not result["success"]:
-        raise RuntimeError("nbgrader generate_assignment failed:\n" + result.get("error", result.get("log", "")))
+    prepare_assignment(course, assignment, api)
     progress("running your notebook with the full tests (nbgrader autograde)")
     result = api.autograde(assignment, LEARNER)
     autograded = course / "autograded" / LEARNER / assignment / NOTEBOOK
@@ -115,6 +118,63 @@ def grade(notebook_path, workdir):
 
     scores = exercise_scores(course / "gradebook.db", assignment)[LEARNER]
     return scores, checks_by_exercise(autograded, full=False, part_of=exercise_of)  # as a student reads them before the due date
+
+
+def prepare_assignment(course, assignment, api):
+    """Put `assignment`, with its hidden tests, in `course`'s gradebook: ``nbgrader generate_assignment``, or the
+    gradebook it made on an earlier run for the same source, config, nbgrader and code (:func:`gradebook_key`),
+    kept in :func:`cache_folder` (a third of a run's time). A cache that cannot be read or written is passed by."""
+    kept = cache_folder() / f"{assignment}-{gradebook_key(course, assignment)}.db"
+    if _holds_assignment(kept, assignment):
+        progress("preparing the assignment with its hidden tests (as an earlier run prepared it)")
+        shutil.copyfile(kept, course / "gradebook.db")
+        return
+    progress("preparing the assignment with its hidden tests")
+    result = api.generate_assignment(assignment)
+    if not result["success"]:
+        raise RuntimeError("nbgrader generate_assignment failed:\n" + result.get("error", result.get("log", "")))
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
+        shutil.copyfile(course / "gradebook.db", partial)
+        os.replace(partial, kept)  # whole or not at all: another posenc-check may be reading it
+    except OSError:
+        pass
+
+
+def cache_folder():
+    """Where posenc-check keeps what it prepared: ``$XDG_CACHE_HOME/posenc`` (``~/.cache/posenc``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "posenc"
+
+
+def gradebook_key(course, assignment):
+    """What a prepared gradebook depends on, hashed: the assignment's source notebook, the course's config, the
+    Python and nbgrader versions, and the code of the engine and of this course (any edit makes a new key)."""
+    import hardened_grading
+    import nbgrader
+
+    digest = hashlib.sha256()
+    for part in (sys.version, nbgrader.__version__):
+        digest.update(part.encode() + b"\0")
+    packages = [Path(hardened_grading.__file__).parent, Path(__file__).parents[1]]
+    files = [course / "source" / assignment / NOTEBOOK, course / "nbgrader_config.py",
+             *(path for package in packages for path in sorted(package.rglob("*.py")))]
+    for path in files:
+        digest.update(str(path.name).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
+
+
+def _holds_assignment(gradebook, assignment):
+    """Whether the SQLite file `gradebook` opens and holds `assignment` (a kept one, whole)."""
+    import sqlite3
+
+    if not gradebook.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True)) as db:
+            return db.execute("SELECT 1 FROM assignment WHERE name = ?", (assignment,)).fetchone() is not None
+    except sqlite3.Error:
+        return False
 
 
 def failed_check_text(check, where=None):

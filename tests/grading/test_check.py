@@ -269,3 +269,23 @@ def test_the_progress_cells_are_harmless_where_the_grader_runs_them():
     for assignment in GRADED:
         namespace = setup_namespace(nbformat.read(str(release_notebook(assignment)), as_version=4))
         assert callable(namespace["show_progress"]) and namespace.get("_posenc_ran") == {}
+
+
+def test_a_prepared_assignment_is_kept_and_used_again_only_whole(notebooks, tmp_path):
+    """The gradebook that generate_assignment made is kept (a third of a run) and used by the next run, with the
+    same verdicts; a kept file that is not a whole gradebook is passed by, and made again."""
+    env = {**nbgrader_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def check():
+        result = subprocess.run([str(COMMAND), str(notebooks["one_wrong"]), "--json"], capture_output=True,
+                                text=True, env=env, timeout=600)
+        assert result.returncode == 1, result.stderr
+        return json.loads(result.stdout), "as an earlier run prepared it" in result.stderr
+
+    first, reused = check()
+    assert not reused and first["score"] < first["max_score"]
+    [kept] = (tmp_path / "cache" / "posenc").glob("posenc-*.db")
+    assert check() == (first, True)
+    kept.write_bytes(b"not a gradebook")
+    assert check() == (first, False)
+    assert check() == (first, True), "the gradebook made again is kept"
