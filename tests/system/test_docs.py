@@ -17,6 +17,7 @@ import nbformat
 import pytest
 
 from posenc_course.authoring import overview
+from posenc_course.instructor import demo
 from posenc_course.layout import GRADED, ROOT, release_notebook, source_notebook
 from posenc_course.authoring.schemes import SCHEMES
 
@@ -225,6 +226,16 @@ def test_the_generated_tables_show_the_codes_values(site):
     assignments = "".join(Page((out / "course" / "assignments.html").read_text()).text)
     for assignment in GRADED:
         assert re.search(rf"total\s*{posenc_facts.points(assignment)}\b", assignments)
+
+
+def test_the_workflow_page_shows_the_demo_s_table_as_make_demo_recorded_it(site):
+    """The one score table of the page is the one in ``make demo``'s kept output (docs/measured/demo.txt), which
+    tests/grading/test_class_report.py holds against a real autograde of the same three students."""
+    out, _ = site
+    recorded = demo.recorded_table(demo.RECORDED.read_text())
+    shown = html.unescape("".join(Page((out / "instructors" / "workflow.html").read_text()).text))
+    assert recorded in shown, f"instructors/workflow.html does not show the table of {demo.RECORDED}:\n{recorded}"
+    assert shown.count("demo-mistakes ") == 1, "instructors/workflow.html shows a score table typed by hand too"
 
 
 def test_every_exercise_belongs_to_a_scheme_and_every_scheme_section_exists():
