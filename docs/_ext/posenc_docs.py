@@ -7,6 +7,9 @@
 - ``{solutions-table}``: the reference modules and the functions of each exercise.
 - ``{engine-settings}``: every setting of the engine (each configurable trait of its classes): its class, default
   and ``help=``, as nbgrader's documentation generates its own.
+- ``{get-the-code}``: its content, shell commands run in the course's folder, after the ``git clone`` of the
+  repository's public address (:func:`posenc_facts.repository_url`); with no address known, a sentence saying how
+  else to get the code, in place of the clone.
 - ``{moved-table}``: the engine's old dotted paths and where each name is now (``hardened_grading.moved``).
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
   get it), a page per position scheme (``posenc_course.authoring.schemes``), and what is where (``layout.md``, from
@@ -188,6 +191,32 @@ class SolutionsTable(SphinxDirective):
         rows = [[literal(module), ", ".join(exercises), sum(([nodes.literal(n, n), nodes.Text(" ")] for n in names), [])]
                 for module, (exercises, names) in modules.items()]
         return [table(rows, ["module", "exercises", "functions"], [2, 2, 8])]
+
+
+#: What the site says where it knows no public address of the repository (:func:`posenc_facts.repository_url`).
+NO_ADDRESS = ("Get the code the way your instructor, or the site that sent you here, gave it to you: a clone of the "
+              "posenc repository or an archive of it. In its folder, ")
+
+
+class GetTheCode(SphinxDirective):
+    """The commands that get the course and set it up: ``git clone ADDRESS posenc && cd posenc`` first when the
+    repository's public address is known, else :data:`NO_ADDRESS` above the commands (never a placeholder that
+    reads as a command and fails)."""
+
+    has_content = True
+
+    def run(self):
+        address = self.config.posenc_repository_url
+        commands = list(self.content)
+        found = []
+        if address:
+            commands.insert(0, f"git clone {address} posenc && cd posenc")
+        else:
+            found.append(nodes.paragraph("", NO_ADDRESS + "run:"))
+        text = "\n".join(commands)
+        block = nodes.literal_block(text, text, language="bash")
+        self.set_source_info(block)
+        return found + [block]
 
 
 # -- the generated pages -----------------------------------------------------------------------------------
@@ -393,5 +422,8 @@ def setup(app):
     app.add_directive("solutions-table", SolutionsTable)
     app.add_directive("engine-settings", EngineSettings)
     app.add_directive("moved-table", MovedTable)
+    app.add_directive("get-the-code", GetTheCode)
+    # a config value, so that a build for another address (POSENC_REPOSITORY_URL) writes the pages again
+    app.add_config_value("posenc_repository_url", posenc_facts.repository_url(), "env")
     app.connect("builder-inited", generate)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

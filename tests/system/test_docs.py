@@ -238,6 +238,38 @@ def test_the_workflow_page_shows_the_demo_s_table_as_make_demo_recorded_it(site)
     assert shown.count("demo-mistakes ") == 1, "instructors/workflow.html shows a score table typed by hand too"
 
 
+def test_the_self_study_page_says_how_to_get_the_code_with_no_placeholder(site):
+    """The clone line names the repository's address when one is known (posenc_facts.repository_url), else the page
+    says how else to get the code: never REPOSITORY-URL, which reads as a command and fails."""
+    out, _ = site
+    shown = html.unescape("".join(Page((out / "learn" / "self-study.html").read_text()).text))
+    assert "REPOSITORY-URL" not in shown, "learn/self-study.html shows a placeholder for the repository's address"
+    address = posenc_facts.repository_url()
+    expected = f"git clone {address} posenc" if address else posenc_docs.NO_ADDRESS.strip()
+    assert " ".join(expected.split()) in " ".join(shown.split()), f"learn/self-study.html does not say {expected!r}"
+
+
+def test_the_repository_address_is_a_public_one_from_one_setting(tmp_path):
+    """The setting wins, then pyproject.toml; a local path (a clone of a clone) is no address; no credential shows."""
+    assert posenc_facts.public_address("https://user:token@example.org/posenc.git") == "https://example.org/posenc.git"
+    assert posenc_facts.public_address("git@example.org:course/posenc.git") == "git@example.org:course/posenc.git"
+    for local in ("/work/posenc", "file:///work/posenc", "../posenc", "", None):
+        assert posenc_facts.public_address(local) is None, local
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\n\n[project.urls]\nRepository = "https://example.org/from-pyproject"\n')
+    empty = tmp_path / "empty"
+    empty.mkdir()  # no git repository: no origin
+    assert posenc_facts.repository_url({}, pyproject, empty) == "https://example.org/from-pyproject"
+    assert posenc_facts.repository_url({posenc_facts.REPOSITORY_SETTING: "https://example.org/set"}, pyproject,
+                                       empty) == "https://example.org/set"
+    pyproject.write_text('[project]\nname = "x"\n')
+    subprocess.run(["git", "init", "-q", str(empty)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", "/somewhere/local"], cwd=empty, check=True)
+    assert posenc_facts.repository_url({}, pyproject, empty) is None
+    subprocess.run(["git", "remote", "set-url", "origin", "https://example.org/origin.git"], cwd=empty, check=True)
+    assert posenc_facts.repository_url({}, pyproject, empty) == "https://example.org/origin.git"
+
+
 def test_every_exercise_belongs_to_a_scheme_and_every_scheme_section_exists():
     exercises = {(a, n) for a in GRADED for n, *_ in posenc_docs.exercises_of(a)}
     assert len(exercises) == sum(posenc_facts.exercises(a) for a in GRADED)
