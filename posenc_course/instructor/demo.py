@@ -224,7 +224,7 @@ def grade(course, assignment):
     scores = report.exercise_scores(course / "gradebook.db", assignment)
     print(report.format_table({s: scores[s] for s in STUDENTS if s in scores}))
     print("\n" + AFTER_SCORES.format(assignment=assignment) + "(posenc_course/class_report.py):\n", flush=True)
-    class_report.main([str(course), f"--assignment={assignment}"])
+    class_report.main([class_report.shown(course), f"--assignment={assignment}"])
 
 
 def recorded_table(text, assignment=ASSIGNMENT):
@@ -242,8 +242,8 @@ def main(argv=None):
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     started = time.perf_counter()
     course = make_course()
-    print(f"The demo's course folder: {course} (made afresh; the repository's release/ and gradebook.db are "
-          "not touched)", flush=True)
+    print(f"The demo's course folder: {class_report.shown(course)}/ (made afresh; the repository's release/ and "
+          "gradebook.db are not touched)", flush=True)
     nbgrader(course, "generate_assignment", "theory", "--force")
     for assignment in GRADED:
         grade(course, assignment)

@@ -236,6 +236,7 @@ def test_the_workflow_page_shows_the_demo_s_table_as_make_demo_recorded_it(site)
     shown = html.unescape("".join(Page((out / "instructors" / "workflow.html").read_text()).text))
     assert recorded in shown, f"instructors/workflow.html does not show the table of {demo.RECORDED}:\n{recorded}"
     assert shown.count("demo-mistakes ") == 1, "instructors/workflow.html shows a score table typed by hand too"
+    assert str(ROOT) not in demo.RECORDED.read_text(), f"{demo.RECORDED} names this machine's folder {ROOT}"
 
 
 def test_the_self_study_page_says_how_to_get_the_code_with_no_placeholder(site):
