@@ -323,14 +323,15 @@ LAYERS = (
 FOLDER_OF = {"hardened_grading": "engine/hardened_grading"}
 
 
-def imports_between_parts():
-    """``{(importer, imported): number of import statements}`` between the project's parts, read with ``ast``."""
+def imports_between_parts(root=ROOT):
+    """``{(importer, imported): number of import statements}`` between the project's parts in the repository at
+    `root`, read with ``ast``."""
     import ast
 
     parts = [p for _, names in LAYERS for p in names]
     counts = {}
     for part in parts:
-        for path in (ROOT / FOLDER_OF.get(part, part)).rglob("*.py"):
+        for path in (Path(root) / FOLDER_OF.get(part, part)).rglob("*.py"):
             if "_build" in path.parts or "_generated" in path.parts:
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
@@ -341,6 +342,21 @@ def imports_between_parts():
                     if top in parts and top != part:
                         counts[(part, top)] = counts.get((part, top), 0) + 1
     return counts
+
+
+def layer_of(part):
+    """The row of :data:`LAYERS` that `part` is in, 0 at the bottom."""
+    return next(row for row, (_, parts) in enumerate(LAYERS) if part in parts)
+
+
+def layer_breaks(counts):
+    """The imports of `counts` (:func:`imports_between_parts`) that break the layers, each a sentence that says where
+    and what to do: a part imports only parts of lower layers (the tests and the benchmarks share what both need
+    through the course's tooling, ``posenc_course/qa/``, not through each other)."""
+    return [f"{importer}/ imports {imported} ({count} import statement{'s' * (count != 1)}), which is not in a layer "
+            f"below it: move what it needs into a lower layer (what tests/ and benchmarks/ share goes in "
+            f"posenc_course/qa/), or the import out"
+            for (importer, imported), count in sorted(counts.items()) if layer_of(imported) >= layer_of(importer)]
 
 
 def draw_layers(path):

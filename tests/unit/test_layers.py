@@ -1,6 +1,7 @@
 """The suite's own layout (tests/conftest.py): a test module's folder says its layer and gives its tier, collection
 refuses a test module in no known folder and a module that imports a test module, and the heaviest-first order names
-only slow modules that exist."""
+only slow modules that exist. And the project's layers (docs/maintainers/architecture.md, ``posenc_docs.LAYERS``): a
+part imports only parts of the layers below it, so the benchmarks import no test helper."""
 
 import os
 import shutil
@@ -11,6 +12,8 @@ from pathlib import Path
 from .. import conftest
 
 TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS.parent / "docs" / "_ext"))
+import posenc_docs  # noqa: E402
 
 
 def collect(folder, *options):
@@ -89,3 +92,24 @@ def test_the_heaviest_first_order_names_only_slow_modules_that_exist():
     assert set(conftest.SYSTEM_MARKERS) <= {path.stem for path in (TESTS / "system").glob("test_*.py")}
     names = [path.stem for path in TESTS.rglob("test_*.py")]
     assert len(names) == len(set(names)), "the scheduler knows a module by its name: no two may share one"
+
+
+def test_each_part_of_the_project_imports_only_parts_of_the_layers_below_it():
+    """benchmarks/bench_slurm.py imported tests' Slurm cluster and PostgreSQL server: they are in posenc_course/qa/."""
+    breaks = posenc_docs.layer_breaks(posenc_docs.imports_between_parts())
+    assert not breaks, "\n".join(breaks)
+
+
+def test_a_benchmark_that_imports_a_test_helper_breaks_the_layers(tmp_path):
+    write(tmp_path / "benchmarks" / "bench_x.py", "from tests.helpers.postgres import postgresql_server\n")
+    write(tmp_path / "posenc_solutions" / "core.py", "import posenc_course.layout\n")
+    write(tmp_path / "posenc_course" / "layout.py", "import posenc_solutions\nimport hardened_grading.cells\n")
+    write(tmp_path / "tests" / "helpers" / "postgres.py", "from posenc_course.qa.postgres import postgresql_server\n")
+    counts = posenc_docs.imports_between_parts(tmp_path)
+    assert counts == {("benchmarks", "tests"): 1, ("posenc_solutions", "posenc_course"): 1,
+                      ("posenc_course", "posenc_solutions"): 1, ("posenc_course", "hardened_grading"): 1,
+                      ("tests", "posenc_course"): 1}
+    breaks = posenc_docs.layer_breaks(counts)
+    assert [line.split(" (")[0] for line in breaks] == ["benchmarks/ imports tests", "posenc_solutions/ imports posenc_course"]
+    assert "posenc_course/qa/" in breaks[0]
+
