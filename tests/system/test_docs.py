@@ -21,6 +21,8 @@ from posenc_course.instructor import demo
 from posenc_course.layout import GRADED, ROOT, release_notebook, source_notebook
 from posenc_course.authoring.schemes import SCHEMES
 
+from ..helpers.site import build_site
+
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import posenc_docs  # noqa: E402
 import posenc_facts  # noqa: E402
@@ -35,14 +37,8 @@ TYPED_SOURCES = PAGES + [ROOT / "README.md", ROOT / "authoring" / "README.md", R
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The site, built as `make docs` builds it (warnings are errors, all reported): ``(html folder, log)``."""
-    try:
-        import sphinx  # noqa: F401
-    except ImportError:
-        pytest.fail("Sphinx is not installed: `make test` installs docs/requirements.lock (or run `make docs`)")
     out = tmp_path_factory.mktemp("site") / "html"
-    result = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-d", str(out.parent / "doctrees"),
-                             str(ROOT / "docs"), str(out)], capture_output=True, text=True, cwd=ROOT)
-    return out, result
+    return out, build_site(out)
 
 
 class Page(HTMLParser):
