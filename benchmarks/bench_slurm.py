@@ -5,8 +5,8 @@ gradebook each (a server started here, :func:`posenc_course.qa.postgres.postgres
 
 1. ``posenc-grade --jobs 2``: one command, two workers.
 2. ``python -m posenc_course.slurm --tasks 2 --cpus 1``: an array of two tasks of one CPU each, one worker each, on a
-   one-node cluster started here (:mod:`posenc_course.qa.slurm_cluster`), then the job that finishes the class. Timed from the
-   submission to the end of the finish job, as Slurm records it, and in its parts.
+   one-node cluster started here (:mod:`posenc_course.qa.slurm_cluster`), then the job that finishes the class. Timed
+   from the submission to the end of the finish job, as Slurm records it, and in its parts.
 
 Needs root, Slurm, munge and PostgreSQL (``make test-tools``).
 

@@ -73,7 +73,8 @@ def clipped(contents):
     if contents is None:
         return None
     if contents["right"] > contents["window"] + SLACK or contents["left"] < 0:
-        return f"the column spans {contents['left']:.0f} to {contents['right']:.0f} px in a window of {contents['window']}"
+        return (f"the column spans {contents['left']:.0f} to {contents['right']:.0f} px in a window of "
+                f"{contents['window']}")
     if contents["furthest"] > contents["right"] + SLACK or contents["scrollWidth"] > contents["clientWidth"] + SLACK:
         return (f"an entry reaches {contents['furthest']:.0f} px, past the column's right edge at "
                 f"{contents['right']:.0f} px (cut off)")
@@ -94,7 +95,8 @@ def visited(browser, tmp_path_factory):
 
 def test_every_page_loads_with_no_console_warning_and_no_failed_request(visited):
     assert "index.html" in visited and len(visited) > 20, sorted(visited)
-    said = {page: seen["console"] + seen["failed"] for page, seen in visited.items() if seen["console"] + seen["failed"]}
+    said = {page: seen["console"] + seen["failed"] for page, seen in visited.items()
+            if seen["console"] + seen["failed"]}
     assert not said, "\n".join(f"{page}: {line}" for page, lines in said.items() for line in lines)
 
 
@@ -106,7 +108,8 @@ def test_the_contents_column_is_inside_a_1366_px_window_on_every_page(visited):
 
 BROKEN = """<!doctype html><html><head><title>broken</title>
 <style>.bd-sidebar-secondary {position: fixed; left: 1100px; top: 0; width: 250px; overflow: hidden}</style></head>
-<body><div class="bd-sidebar-secondary"><a href="#"><code>an_entry_far_too_long_for_its_column_of_the_page()</code></a></div>
+<body><div class="bd-sidebar-secondary">
+<a href="#"><code>an_entry_far_too_long_for_its_column_of_the_page()</code></a></div>
 <img src="missing.png" alt="">
 <script>console.error("Got invalid theme mode: . Resetting to auto.")</script></body></html>"""
 

@@ -110,7 +110,8 @@ def test_a_benchmark_that_imports_a_test_helper_breaks_the_layers(tmp_path):
                       ("posenc_course", "posenc_solutions"): 1, ("posenc_course", "hardened_grading"): 1,
                       ("tests", "posenc_course"): 1}
     breaks = posenc_docs.layer_breaks(counts)
-    assert [line.split(" (")[0] for line in breaks] == ["benchmarks/ imports tests", "posenc_solutions/ imports posenc_course"]
+    assert [line.split(" (")[0] for line in breaks] == ["benchmarks/ imports tests",
+                                                        "posenc_solutions/ imports posenc_course"]
     assert "posenc_course/qa/" in breaks[0]
 
 
