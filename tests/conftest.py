@@ -60,7 +60,7 @@ HEAVIEST_FIRST = ("test_grade_class", "test_pythons", "test_grading_advanced", "
                   "test_hostile_channels",
                   "test_habits_state", "test_habits",
                   "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
-                  "test_engine_wheel", "test_docs", "test_theory", "test_leaks", "test_unreadable")
+                  "test_engine_wheel", "test_site_browser", "test_docs", "test_theory", "test_leaks", "test_unreadable")
 # Tests that may run on any worker, each alone (`make test` runs the suite on every core with pytest-xdist):
 # their module has no fixture that several of them share. Every other module runs whole on one worker, so
 # that a module's fixtures (a class graded once, a PostgreSQL server) are made once. test_answers_in_process, two
