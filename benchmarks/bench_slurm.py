@@ -1,12 +1,12 @@
 """A class graded on a one-node Slurm cluster, next to posenc-grade on the same machine, in one run.
 
 The same class of 60 (bench_class.make_class: right, two mistakes, blank, in turn), in two courses with a PostgreSQL
-gradebook each (a server started here, :func:`tests.helpers.postgres.postgresql_server`):
+gradebook each (a server started here, :func:`posenc_course.qa.postgres.postgresql_server`):
 
 1. ``posenc-grade --jobs 2``: one command, two workers.
 2. ``python -m posenc_course.slurm --tasks 2 --cpus 1``: an array of two tasks of one CPU each, one worker each, on a
-   one-node cluster started here (:mod:`tests.slurm_cluster`), then the job that finishes the class. Timed from the
-   submission to the end of the finish job, as Slurm records it, and in its parts.
+   one-node cluster started here (:mod:`posenc_course.qa.slurm_cluster`), then the job that finishes the class. Timed
+   from the submission to the end of the finish job, as Slurm records it, and in its parts.
 
 Needs root, Slurm, munge and PostgreSQL (``make test-tools``).
 
@@ -23,12 +23,10 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' cluster and PostgreSQL server
-
-from bench_class import machine, make_class  # noqa: E402
-from posenc_course.course import nbgrader_env, new_course  # noqa: E402
-from tests.slurm_cluster import one_node_cluster, program, unavailable  # noqa: E402
-from tests.helpers.postgres import postgresql_server, postgresql_unavailable  # noqa: E402
+from bench_class import machine, make_class
+from posenc_course.course import nbgrader_env, new_course
+from posenc_course.qa.postgres import postgresql_server, postgresql_unavailable
+from posenc_course.qa.slurm_cluster import one_node_cluster, program, unavailable
 
 
 def course_on(folder, size, db_url):

@@ -1,5 +1,6 @@
 """Run a benchmark and keep its report: ``python benchmarks/record.py benchmarks/bench_grading.py [ARGS]``, or
-``python benchmarks/record.py -m posenc_course.qa.mutants [ARGS]`` for a module (kept as ``mutants.txt``).
+``python benchmarks/record.py -m posenc_course.qa.mutants [ARGS]`` for a module (kept as ``mutants.txt``). ``make demo``
+keeps the demo's output the same way, as ``demo.txt``: its score table is what the instructor's workflow page shows.
 
 The report goes to the terminal as it is printed, and whole to ``docs/measured/<script>.txt``, where the site
 includes it (docs/maintainers/benchmarks.md). Its first line names the commit and the machine. The file is

@@ -28,6 +28,11 @@ html_theme = "sphinx_book_theme"
 html_title = "posenc: positional encodings in transformers"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+# The tab's icon: without one the browser asks the server for /favicon.ico, a 404 in its console.
+html_favicon = "_static/favicon.svg"
+# The theme's light/dark mode before the reader picks one: without it the theme's script finds no mode and logs
+# "Got invalid theme mode" on every first visit. "auto" follows the reader's system.
+html_context = {"default_mode": "auto"}
 html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,

@@ -30,6 +30,7 @@ cell ``ex05_apply_rope`` or ``ex05_apply_rope_answer``, and its tests all run in
 import argparse
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from hardened_grading.class_grading import report
@@ -95,6 +96,16 @@ def report_html(data):
     return report.report_html(data, title=TITLE, part_name=PART_NAME)
 
 
+def shown(path):
+    """`path` as printed: from the current folder when it is inside it (``demo/reports/...`` under ``make demo``),
+    so that an output kept in the repository (``docs/measured/demo.txt``) names no folder of the machine it ran on."""
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m posenc_course.class_report", description=__doc__.splitlines()[0])
     parser.add_argument("course", nargs="?", default=None, help="the course directory (default: the one you are in)")
@@ -115,7 +126,7 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report_html(data), encoding="utf-8")
     print(report_text(data))
-    print(f"\nwritten: {out}")
+    print(f"\nwritten: {shown(out)}")
     return 0
 
 

@@ -35,7 +35,7 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 # Tiers: the markers; the layers (folders) give them (this module's docstring).
 TIERS = {
-    "browser": "drives JupyterLab in a real browser (chromium)",
+    "browser": "drives JupyterLab, or the course site, in a real browser (chromium)",
     "pythons": "installs the course with every supported Python, from a clean clone",
     "postgres": "starts a PostgreSQL server of its own",
     "slurm": "starts a one-node Slurm cluster of its own (root, Debian's slurmctld, slurmd and munge)",
@@ -47,8 +47,8 @@ LAYERS = {"unit": (), "grading": ("slow",), "system": ("slow",)}
 HELPERS = "helpers"
 #: What a system test starts besides, by module: more markers, to pick or leave out with -m. (``postgres`` is given
 #: to every test that uses the ``postgresql`` fixture, tests/helpers/postgres.py, wherever it is.)
-SYSTEM_MARKERS = {"test_browser": ("browser",), "test_inert_browser": ("browser",), "test_pythons": ("pythons",),
-                  "test_slurm": ("slurm",)}
+SYSTEM_MARKERS = {"test_browser": ("browser",), "test_inert_browser": ("browser",), "test_site_browser": ("browser",),
+                  "test_pythons": ("pythons",), "test_slurm": ("slurm",)}
 #: The slow modules, heaviest first (by their time in a full run; `--durations` at the end of each run shows it): the
 #: suite starts them first, so that no long module is left to run alone at the end. An order, not a tier: a slow
 #: module missing here is still slow (its folder), and is started after these, before the fast ones.
@@ -60,7 +60,7 @@ HEAVIEST_FIRST = ("test_grade_class", "test_pythons", "test_grading_advanced", "
                   "test_hostile_channels",
                   "test_habits_state", "test_habits",
                   "test_new_exercise", "test_platforms", "test_workflows", "test_class_report", "test_settings",
-                  "test_engine_wheel", "test_docs", "test_theory", "test_leaks", "test_unreadable")
+                  "test_engine_wheel", "test_site_browser", "test_docs", "test_theory", "test_leaks", "test_unreadable")
 # Tests that may run on any worker, each alone (`make test` runs the suite on every core with pytest-xdist):
 # their module has no fixture that several of them share. Every other module runs whole on one worker, so
 # that a module's fixtures (a class graded once, a PostgreSQL server) are made once. test_answers_in_process, two

@@ -7,6 +7,9 @@
 - ``{solutions-table}``: the reference modules and the functions of each exercise.
 - ``{engine-settings}``: every setting of the engine (each configurable trait of its classes): its class, default
   and ``help=``, as nbgrader's documentation generates its own.
+- ``{get-the-code}``: its content, shell commands run in the course's folder, after the ``git clone`` of the
+  repository's public address (:func:`posenc_facts.repository_url`); with no address known, a sentence saying how
+  else to get the code, in place of the clone.
 - ``{moved-table}``: the engine's old dotted paths and where each name is now (``hardened_grading.moved``).
 - ``_generated/``: the release notebooks (the theory, executed here with its figures; each assignment as students
   get it), a page per position scheme (``posenc_course.authoring.schemes``), and what is where (``layout.md``, from
@@ -190,6 +193,32 @@ class SolutionsTable(SphinxDirective):
         return [table(rows, ["module", "exercises", "functions"], [2, 2, 8])]
 
 
+#: What the site says where it knows no public address of the repository (:func:`posenc_facts.repository_url`).
+NO_ADDRESS = ("Get the code the way your instructor, or the site that sent you here, gave it to you: a clone of the "
+              "posenc repository or an archive of it. In its folder, ")
+
+
+class GetTheCode(SphinxDirective):
+    """The commands that get the course and set it up: ``git clone ADDRESS posenc && cd posenc`` first when the
+    repository's public address is known, else :data:`NO_ADDRESS` above the commands (never a placeholder that
+    reads as a command and fails)."""
+
+    has_content = True
+
+    def run(self):
+        address = self.config.posenc_repository_url
+        commands = list(self.content)
+        found = []
+        if address:
+            commands.insert(0, f"git clone {address} posenc && cd posenc")
+        else:
+            found.append(nodes.paragraph("", NO_ADDRESS + "run:"))
+        text = "\n".join(commands)
+        block = nodes.literal_block(text, text, language="bash")
+        self.set_source_info(block)
+        return found + [block]
+
+
 # -- the generated pages -----------------------------------------------------------------------------------
 
 def label(assignment, number):
@@ -294,14 +323,15 @@ LAYERS = (
 FOLDER_OF = {"hardened_grading": "engine/hardened_grading"}
 
 
-def imports_between_parts():
-    """``{(importer, imported): number of import statements}`` between the project's parts, read with ``ast``."""
+def imports_between_parts(root=ROOT):
+    """``{(importer, imported): number of import statements}`` between the project's parts in the repository at
+    `root`, read with ``ast``."""
     import ast
 
     parts = [p for _, names in LAYERS for p in names]
     counts = {}
     for part in parts:
-        for path in (ROOT / FOLDER_OF.get(part, part)).rglob("*.py"):
+        for path in (Path(root) / FOLDER_OF.get(part, part)).rglob("*.py"):
             if "_build" in path.parts or "_generated" in path.parts:
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
@@ -314,43 +344,153 @@ def imports_between_parts():
     return counts
 
 
+def layer_of(part):
+    """The row of :data:`LAYERS` that `part` is in, 0 at the bottom."""
+    return next(row for row, (_, parts) in enumerate(LAYERS) if part in parts)
+
+
+def layer_breaks(counts):
+    """The imports of `counts` (:func:`imports_between_parts`) that break the layers, each a sentence that says where
+    and what to do: a part imports only parts of lower layers (the tests and the benchmarks share what both need
+    through the course's tooling, ``posenc_course/qa/``, not through each other)."""
+    return [f"{importer}/ imports {imported} ({count} import statement{'s' * (count != 1)}), which is not in a layer "
+            f"below it: move what it needs into a lower layer (what tests/ and benchmarks/ share goes in "
+            f"posenc_course/qa/), or the import out"
+            for (importer, imported), count in sorted(counts.items()) if layer_of(imported) >= layer_of(importer)]
+
+
+#: The picture's geometry, in data units: the distance between rows, a box's half height (with its padding), the
+#: width the parts of a row spread over, the vertical handle of the arrows' curves, and the clearance of a lane.
+ROW, HALF, WIDTH, HANDLE, CLEAR = 1.8, 0.3, 6.0, 0.55, 0.3
+
+
 def draw_layers(path):
-    """The architecture's picture: each layer a row of boxes, each arrow an import between parts, with its count."""
+    """The architecture's picture (:func:`layers_figure` of the code's imports), into the SVG `path`."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    with plt.rc_context({"svg.hashsalt": "posenc", "font.size": 10}):
-        _draw_layers(path)
+    with plt.style.context("default"), plt.rc_context({"svg.hashsalt": "posenc", "font.size": 10}):
+        fig = layers_figure(imports_between_parts())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        plt.close(fig)
 
 
-def _draw_layers(path):
+def layers_figure(counts):
+    """The picture of `counts` (:func:`imports_between_parts`): each layer a row of boxes, bottom first; each import
+    an arrow from the importer's box to the imported's, labelled with its count. An arrow down one layer is a curve
+    between the two boxes; one that skips a layer goes down a lane beside that layer's boxes, never across them; an
+    import that breaks the layers (:func:`layer_breaks`) is red, over the row or up. The figure is returned open."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 4.6))
-    centre = {}
+    ax.set(xlim=(-3.6, WIDTH + 0.2), ylim=(-0.6, ROW * (len(LAYERS) - 1) + 1.0))
+    ax.axis("off")
+    boxes = draw_boxes(ax)
+    fig.canvas.draw()  # the boxes' extents, from their text, in data units
+    extents = {part: box_extent(ax, text) for part, text in boxes.items()}
+    for route in arrow_routes(counts, extents):
+        draw_arrow(ax, route)
+    return fig
+
+
+def draw_boxes(ax):
+    """Each layer's title and its parts' boxes, a row per layer; ``{part: its text}``."""
+    boxes = {}
     for row, (title, parts) in enumerate(LAYERS):
-        y = row * 1.8
+        y = row * ROW
         ax.text(-0.2, y, title, ha="right", va="center", fontsize=10, style="italic")
         for i, part in enumerate(parts):
-            x = (i + 0.5) * 6 / len(parts) if len(parts) > 1 else 3.0
-            centre[part] = (x, y)
-            ax.text(x, y, part, ha="center", va="center", family="monospace",
-                    bbox={"boxstyle": "round,pad=0.5", "facecolor": f"C{row}", "alpha": 0.25})
-    for (importer, imported), count in sorted(imports_between_parts().items()):
-        (x0, y0), (x1, y1) = centre[importer], centre[imported]
-        bend = 0.0 if x0 == x1 else (0.12 if x1 > x0 else -0.12)
-        ax.annotate("", xy=(x1, y1 + 0.3), xytext=(x0, y0 - 0.3),
-                    arrowprops={"arrowstyle": "->", "color": "0.45", "shrinkA": 2, "shrinkB": 2,
-                                "connectionstyle": f"arc3,rad={bend}"})
-        ax.text(x0 + 0.3 * (x1 - x0), y0 - 0.3 + 0.3 * (y1 - y0 + 0.6), str(count), fontsize=8, color="0.2",
-                ha="center", va="center", bbox={"facecolor": "white", "edgecolor": "0.8", "pad": 1})
-    ax.set(xlim=(-3.6, 6.2), ylim=(-0.6, 1.8 * (len(LAYERS) - 1) + 0.6))
-    ax.axis("off")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    plt.close(fig)
+            x = (i + 0.5) * WIDTH / len(parts)
+            boxes[part] = ax.text(x, y, part, ha="center", va="center", family="monospace",
+                                  bbox={"boxstyle": "round,pad=0.5", "facecolor": f"C{row}", "alpha": 0.25})
+    return boxes
+
+
+def box_extent(ax, text):
+    """``(x0, y0, x1, y1)`` of `text`'s box, in data units (the figure drawn once)."""
+    extent = text.get_bbox_patch().get_window_extent().transformed(ax.transData.inverted())
+    return extent.x0, extent.y0, extent.x1, extent.y1
+
+
+def spread(extent, index, count):
+    """The x of the `index`-th of `count` arrows that leave or reach a box of `extent`, spread over its middle."""
+    x0, _, x1, _ = extent
+    middle, reach = (x0 + x1) / 2, (x1 - x0) * 0.3
+    return middle if count == 1 else middle - reach + 2 * reach * index / (count - 1)
+
+
+def lanes(counts, extents):
+    """``{(importer, imported): x}``: where each arrow that skips a layer passes the layers between, beside their
+    boxes (left of them for a part on the left, else right), spread over the free width, ordered by importer."""
+    skipping = sorted((key for key in counts if layer_of(key[0]) - layer_of(key[1]) >= 2),
+                      key=lambda key: (extents[key[0]][0], extents[key[1]][0]))
+    sides = {"left": [], "right": []}
+    for importer, imported in skipping:
+        between = [extents[p] for row in range(layer_of(imported) + 1, layer_of(importer)) for p in LAYERS[row][1]]
+        left, right = min(e[0] for e in between) - CLEAR, max(e[2] for e in between) + CLEAR
+        target = (extents[imported][0] + extents[imported][2]) / 2
+        if target < (left + right) / 2:
+            sides["left"].append(((importer, imported), (0.2, left)))
+        else:
+            sides["right"].append(((importer, imported), (right, WIDTH - 0.2)))
+    return {key: low + (high - low) * (i + 1) / (len(keys) + 1)
+            for keys in sides.values() for i, (key, (low, high)) in enumerate(keys)}
+
+
+def arrow_routes(counts, extents):
+    """``[(start, handles, end, label point, count, breaks)]``: each arrow of `counts` as points in data units, its
+    start on the importer's box edge and its end on the imported's (spread when a box has several), the handles of
+    its curve (through a lane beside a skipped layer), where its count goes, and whether it breaks the layers."""
+    through = lanes(counts, extents)
+    centre = {part: (e[0] + e[2]) / 2 for part, e in extents.items()}
+    outgoing, incoming = {}, {}  # in the order of where each arrow heads next, so that arrows of a box do not cross
+    for importer, imported in sorted(counts, key=lambda key: through.get(key, centre[key[1]])):
+        outgoing.setdefault(importer, []).append(imported)
+    for importer, imported in sorted(counts, key=lambda key: through.get(key, centre[key[0]])):
+        incoming.setdefault(imported, []).append(importer)
+    routes = []
+    for (importer, imported), count in sorted(counts.items()):
+        x0 = spread(extents[importer], outgoing[importer].index(imported), len(outgoing[importer]))
+        x1 = spread(extents[imported], incoming[imported].index(importer), len(incoming[imported]))
+        drop = layer_of(importer) - layer_of(imported)
+        if drop >= 1:  # down: from the importer's bottom edge to the imported's top edge
+            start, end = (x0, extents[importer][1]), (x1, extents[imported][3])
+            if drop == 1:
+                handles = [(x0, start[1] - HANDLE), (x1, end[1] + HANDLE)]
+                label = (x0 + 0.5 * (x1 - x0), (start[1] + end[1]) / 2)
+            else:
+                lane = (through[(importer, imported)], (start[1] + end[1]) / 2)
+                handles = [(x0, start[1] - HANDLE), (lane[0], lane[1] + HANDLE), lane,
+                           (lane[0], lane[1] - HANDLE), (x1, end[1] + HANDLE)]
+                label = lane
+        elif drop == 0:  # along the row: over it, from the top edge to the top edge
+            start, end = (x0, extents[importer][3]), (x1, extents[imported][3])
+            handles = [(x0, start[1] + HANDLE), (x1, end[1] + HANDLE)]
+            label = ((x0 + x1) / 2, start[1] + 0.75 * HANDLE)
+        else:  # up: from the importer's top edge to the imported's bottom edge
+            start, end = (x0, extents[importer][3]), (x1, extents[imported][1])
+            handles = [(x0, start[1] + HANDLE), (x1, end[1] - HANDLE)]
+            label = (x0 + 0.25 * (x1 - x0), start[1] + 0.3 * (end[1] - start[1]))
+        routes.append((start, handles, end, label, count, drop < 1))
+    return routes
+
+
+def draw_arrow(ax, route):
+    """One arrow of :func:`arrow_routes`: a smooth curve (cubic segments through its lane) and its count."""
+    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.path import Path as Curve
+
+    start, handles, end, label, count, breaks = route
+    points = [start, *handles, end]
+    codes = [Curve.MOVETO] + [Curve.CURVE4] * (len(points) - 1)
+    colour = "C3" if breaks else "0.45"
+    ax.add_patch(FancyArrowPatch(path=Curve(points, codes), arrowstyle="-|>", mutation_scale=9, color=colour,
+                                 linewidth=1.0, shrinkA=0, shrinkB=0))
+    ax.text(*label, str(count), fontsize=8, color="C3" if breaks else "0.2", ha="center", va="center",
+            bbox={"facecolor": "white", "edgecolor": colour if breaks else "0.8", "pad": 1})
 
 
 def generate(app):
@@ -393,5 +533,8 @@ def setup(app):
     app.add_directive("solutions-table", SolutionsTable)
     app.add_directive("engine-settings", EngineSettings)
     app.add_directive("moved-table", MovedTable)
+    app.add_directive("get-the-code", GetTheCode)
+    # a config value, so that a build for another address (POSENC_REPOSITORY_URL) writes the pages again
+    app.add_config_value("posenc_repository_url", posenc_facts.repository_url(), "env")
     app.connect("builder-inited", generate)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

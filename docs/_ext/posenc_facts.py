@@ -96,6 +96,63 @@ def python_versions():
     return re.findall(r'"Programming Language :: Python :: (3\.\d+)"', (ROOT / "pyproject.toml").read_text())
 
 
+#: The setting that names the repository's public address for a build of the site, over what the repository says.
+REPOSITORY_SETTING = "POSENC_REPOSITORY_URL"
+#: An address a reader can clone from: a network URL, or ssh's ``user@host:path``.
+NETWORK_URL = re.compile(r"^(?:(?P<scheme>https?|ssh|git)://(?:(?P<user>[^/@:]*)(?::[^/@]*)?@)?(?P<host>[^/@\s]+)"
+                         r"(?P<path>/\S*)"
+                         r"|(?P<scp>[\w.-]+@[\w.-]+:\S+))$")
+
+
+def public_address(url):
+    """`url` as a reader may be shown it: a network address without a password or an https token (ssh keeps its
+    user); None for a local path, a ``file://`` URL or nothing (a clone of a clone on this machine is no address
+    for a reader)."""
+    match = NETWORK_URL.match((url or "").strip())
+    if not match:
+        return None
+    if match["scp"]:
+        return match["scp"]
+    user = f"{match['user']}@" if match["user"] and match["scheme"] in ("ssh", "git") else ""
+    return f"{match['scheme']}://{user}{match['host']}{match['path']}"
+
+
+def project_url(name, pyproject=None):
+    """``[project.urls]`` entry `name` of pyproject.toml, or None (read as text: Python 3.10 has no tomllib)."""
+    text = (pyproject or ROOT / "pyproject.toml").read_text()
+    section = re.search(r"^\[project\.urls\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    entry = section and re.search(rf'^\s*"?{re.escape(name)}"?\s*=\s*"([^"]*)"', section.group(1), re.M | re.I)
+    return entry.group(1) if entry else None
+
+
+def origin_url(root=ROOT):
+    """What ``git remote get-url origin`` says in `root`, or None (no git, no remote)."""
+    import subprocess
+
+    try:
+        found = subprocess.run(["git", "remote", "get-url", "origin"], cwd=root, capture_output=True, text=True,
+                               timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found.stdout.strip() if found.returncode == 0 else None
+
+
+def repository_url(environ=None, pyproject=None, root=ROOT):
+    """The repository's public address, from the one setting that says it, first found of: the environment's
+    ``POSENC_REPOSITORY_URL`` (a build of the site for a given address), pyproject.toml's ``[project.urls]
+    Repository``, ``git remote get-url origin``; each only if it is a network address (:func:`public_address`).
+    None when none is: the pages then say how else to get the code, never a placeholder."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    for candidate in (lambda: environ.get(REPOSITORY_SETTING), lambda: project_url("Repository", pyproject),
+                      lambda: origin_url(root)):
+        address = public_address(candidate())
+        if address:
+            return address
+    return None
+
+
 def pythons():
     """The supported Pythons, in prose: ``3.10, 3.11, 3.12 and 3.13``."""
     versions = python_versions()

@@ -38,6 +38,13 @@ MARK = ".posenc-demo"
 
 STUDENTS = ("demo-reference", "demo-blank", "demo-mistakes")
 
+#: Where ``make demo``'s whole output is kept (by ``benchmarks/record.py``), its first line the commit and the machine:
+#: the instructor's workflow page includes the core assignment's score table from it.
+RECORDED = ROOT / "docs" / "measured" / "demo.txt"
+#: The line above an assignment's score table, and the line that starts the next part, in the demo's output.
+SCORES_HEADING = "Scores of {assignment} by exercise (from demo/gradebook.db):"
+AFTER_SCORES = "The class report of {assignment} "
+
 # Two mistakes students really make, each costing points in its own exercise only.
 HALF_SPLIT_ROPE = '''
 def apply_rope(x, positions, base=10000.0):
@@ -213,11 +220,21 @@ def grade(course, assignment):
     # released one: that is expected, so the demo shows errors only.
     nbgrader(course, "autograde", assignment, "--force", log_level="ERROR")
     nbgrader(course, "generate_feedback", assignment, "--force")
-    print(f"\nScores of {assignment} by exercise (from demo/gradebook.db):\n")
+    print("\n" + SCORES_HEADING.format(assignment=assignment) + "\n")
     scores = report.exercise_scores(course / "gradebook.db", assignment)
     print(report.format_table({s: scores[s] for s in STUDENTS if s in scores}))
-    print(f"\nThe class report of {assignment} (posenc_course/class_report.py):\n", flush=True)
-    class_report.main([str(course), f"--assignment={assignment}"])
+    print("\n" + AFTER_SCORES.format(assignment=assignment) + "(posenc_course/class_report.py):\n", flush=True)
+    class_report.main([class_report.shown(course), f"--assignment={assignment}"])
+
+
+def recorded_table(text, assignment=ASSIGNMENT):
+    """The score table of `assignment` in the demo's output `text` (:data:`RECORDED`'s), without the blank lines
+    around it; raise ``ValueError`` naming what is missing when the output has none."""
+    heading, after = SCORES_HEADING.format(assignment=assignment), AFTER_SCORES.format(assignment=assignment)
+    if heading not in text or after not in text.split(heading, 1)[1]:
+        raise ValueError(f"the demo's output has no score table of {assignment} (no line {heading!r} followed by "
+                         f"{after!r}): run make demo, which writes {RECORDED}")
+    return text.split(heading, 1)[1].split(after, 1)[0].strip("\n")
 
 
 def main(argv=None):
@@ -225,8 +242,8 @@ def main(argv=None):
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     started = time.perf_counter()
     course = make_course()
-    print(f"The demo's course folder: {course} (made afresh; the repository's release/ and gradebook.db are "
-          "not touched)", flush=True)
+    print(f"The demo's course folder: {class_report.shown(course)}/ (made afresh; the repository's release/ and "
+          "gradebook.db are not touched)", flush=True)
     nbgrader(course, "generate_assignment", "theory", "--force")
     for assignment in GRADED:
         grade(course, assignment)

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 
-from posenc_course import class_report
+from posenc_course import class_report, report
 from posenc_course.instructor import demo
 from posenc_course.class_report import ClassData, class_data, is_stub, normalise, sort_notebook
 from posenc_course.course import generate, new_course, run_nbgrader
@@ -51,6 +51,16 @@ def test_autograde_prints_no_warning_of_nbgrader_s_dependencies(reported):
     """nbgrader's gradebook code makes SQLAlchemy warn three times per submission: silenced, by its message."""
     assert "SAWarning" not in reported.autograde.stderr, reported.autograde.stderr[-3000:]
     assert "KeyboardInterrupt caught in kernel" not in reported.autograde.stderr
+
+
+def test_the_demo_s_recorded_table_is_what_grading_its_students_gives(reported):
+    """docs/measured/demo.txt (``make demo``'s output, whose table the workflow page shows) holds the scores that
+    grading the demo's three students gives now: a change of the checks' weights or of the demo's mistakes
+    without ``make demo`` run again fails here."""
+    scores = report.exercise_scores(reported.course / "gradebook.db")
+    graded = report.format_table({student: scores[student] for student in demo.STUDENTS})
+    recorded = demo.recorded_table(demo.RECORDED.read_text())
+    assert graded == recorded, f"{demo.RECORDED} is stale (make demo writes it again); grading now gives:\n{graded}"
 
 
 def test_each_mistake_is_one_group_with_the_students_who_made_it(reported):

@@ -17,8 +17,11 @@ import nbformat
 import pytest
 
 from posenc_course.authoring import overview
+from posenc_course.instructor import demo
 from posenc_course.layout import GRADED, ROOT, release_notebook, source_notebook
 from posenc_course.authoring.schemes import SCHEMES
+
+from ..helpers.site import build_site
 
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import posenc_docs  # noqa: E402
@@ -34,14 +37,8 @@ TYPED_SOURCES = PAGES + [ROOT / "README.md", ROOT / "authoring" / "README.md", R
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The site, built as `make docs` builds it (warnings are errors, all reported): ``(html folder, log)``."""
-    try:
-        import sphinx  # noqa: F401
-    except ImportError:
-        pytest.fail("Sphinx is not installed: `make test` installs docs/requirements.lock (or run `make docs`)")
     out = tmp_path_factory.mktemp("site") / "html"
-    result = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", "-d", str(out.parent / "doctrees"),
-                             str(ROOT / "docs"), str(out)], capture_output=True, text=True, cwd=ROOT)
-    return out, result
+    return out, build_site(out)
 
 
 class Page(HTMLParser):
@@ -225,6 +222,49 @@ def test_the_generated_tables_show_the_codes_values(site):
     assignments = "".join(Page((out / "course" / "assignments.html").read_text()).text)
     for assignment in GRADED:
         assert re.search(rf"total\s*{posenc_facts.points(assignment)}\b", assignments)
+
+
+def test_the_workflow_page_shows_the_demo_s_table_as_make_demo_recorded_it(site):
+    """The one score table of the page is the one in ``make demo``'s kept output (docs/measured/demo.txt), which
+    tests/grading/test_class_report.py holds against a real autograde of the same three students."""
+    out, _ = site
+    recorded = demo.recorded_table(demo.RECORDED.read_text())
+    shown = html.unescape("".join(Page((out / "instructors" / "workflow.html").read_text()).text))
+    assert recorded in shown, f"instructors/workflow.html does not show the table of {demo.RECORDED}:\n{recorded}"
+    assert shown.count("demo-mistakes ") == 1, "instructors/workflow.html shows a score table typed by hand too"
+    assert str(ROOT) not in demo.RECORDED.read_text(), f"{demo.RECORDED} names this machine's folder {ROOT}"
+
+
+def test_the_self_study_page_says_how_to_get_the_code_with_no_placeholder(site):
+    """The clone line names the repository's address when one is known (posenc_facts.repository_url), else the page
+    says how else to get the code: never REPOSITORY-URL, which reads as a command and fails."""
+    out, _ = site
+    shown = html.unescape("".join(Page((out / "learn" / "self-study.html").read_text()).text))
+    assert "REPOSITORY-URL" not in shown, "learn/self-study.html shows a placeholder for the repository's address"
+    address = posenc_facts.repository_url()
+    expected = f"git clone {address} posenc" if address else posenc_docs.NO_ADDRESS.strip()
+    assert " ".join(expected.split()) in " ".join(shown.split()), f"learn/self-study.html does not say {expected!r}"
+
+
+def test_the_repository_address_is_a_public_one_from_one_setting(tmp_path):
+    """The setting wins, then pyproject.toml; a local path (a clone of a clone) is no address; no credential shows."""
+    assert posenc_facts.public_address("https://user:token@example.org/posenc.git") == "https://example.org/posenc.git"
+    assert posenc_facts.public_address("git@example.org:course/posenc.git") == "git@example.org:course/posenc.git"
+    for local in ("/work/posenc", "file:///work/posenc", "../posenc", "", None):
+        assert posenc_facts.public_address(local) is None, local
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\n\n[project.urls]\nRepository = "https://example.org/from-pyproject"\n')
+    empty = tmp_path / "empty"
+    empty.mkdir()  # no git repository: no origin
+    assert posenc_facts.repository_url({}, pyproject, empty) == "https://example.org/from-pyproject"
+    assert posenc_facts.repository_url({posenc_facts.REPOSITORY_SETTING: "https://example.org/set"}, pyproject,
+                                       empty) == "https://example.org/set"
+    pyproject.write_text('[project]\nname = "x"\n')
+    subprocess.run(["git", "init", "-q", str(empty)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", "/somewhere/local"], cwd=empty, check=True)
+    assert posenc_facts.repository_url({}, pyproject, empty) is None
+    subprocess.run(["git", "remote", "set-url", "origin", "https://example.org/origin.git"], cwd=empty, check=True)
+    assert posenc_facts.repository_url({}, pyproject, empty) == "https://example.org/origin.git"
 
 
 def test_every_exercise_belongs_to_a_scheme_and_every_scheme_section_exists():

@@ -1,7 +1,7 @@
 """Grading a class on a real Slurm cluster: ``deploy/slurm/`` submitted by ``python -m posenc_course.slurm``.
 
-A one-node cluster (Debian's slurmctld, slurmd and munge, as root, on the loopback: :mod:`tests.slurm_cluster`)
-runs the array of shards and the job that finishes the class, over a PostgreSQL gradebook of the test's own
+A one-node cluster (Debian's slurmctld, slurmd and munge, as root, on the loopback:
+:mod:`posenc_course.qa.slurm_cluster`) runs the array of shards and the job that finishes the class, over a PostgreSQL gradebook of the test's own
 (:func:`tests.helpers.postgres.postgresql`) whose role logs in with a password, read from a password file. The
 class is right, wrong, blank, hostile and unreadable submissions; each run's scores are compared, grade cell by
 grade cell, with serial ``nbgrader autograde``'s. Without root or Slurm, the tests are skipped and say why.
@@ -18,8 +18,8 @@ import pytest
 
 from posenc_course import slurm
 from posenc_course.course import nbgrader_env
+from posenc_course.qa.slurm_cluster import one_node_cluster, processes_naming, program, unavailable
 
-from ..helpers.slurm_cluster import one_node_cluster, processes_naming, program, unavailable
 from ..helpers.grade_class import grades, make_course, serial_scores
 from ..helpers.postgres import postgresql, postgresql_programs  # noqa: F401 (a fixture, this module's own server)
 from ..helpers.grading import STUDENTS

@@ -1,4 +1,5 @@
-"""A real one-node Slurm cluster on the loopback, in a folder of its own, for the tests and the benchmark.
+"""A real one-node Slurm cluster on the loopback, in a folder of its own, for the tests (tests/system/test_slurm.py)
+and the benchmark (benchmarks/bench_slurm.py), which may both import the course's tooling but not each other.
 
 Debian's ``slurmctld``, ``slurmd`` and ``munge``, started as root: munged (as the ``munge`` user, with a new key)
 on a socket in the folder, then the controller and the node daemon in the foreground, on two free ports, with a
