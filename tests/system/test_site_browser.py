@@ -60,8 +60,7 @@ def visit(browser, url):
     page.on("response", lambda response: seen["failed"].append(f"{response.url}: {response.status}")
             if response.status >= 400 else None)
     try:
-        page.goto(url, wait_until="load")
-        page.wait_for_timeout(300)  # the theme's scripts run after load (its mode, the Contents' scroll spy)
+        page.goto(url, wait_until="load")  # the theme's scripts (its mode, the Contents) have run on DOMContentLoaded
         seen["contents"] = page.evaluate(CONTENTS)
     finally:
         page.close()
