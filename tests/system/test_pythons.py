@@ -22,6 +22,7 @@ import pytest
 from posenc_course import ROOT
 from posenc_course.layout import GRADED
 
+from ..helpers import children
 from ..helpers.repository import OUTER_MAKE, clean_copy
 
 try:
@@ -84,9 +85,9 @@ def make(copy, *args, timeout=1800, env=None):
 
 
 def posenc_check(copy, notebook):
-    result = subprocess.run([str(copy / ".venv" / "bin" / "posenc-check"), str(notebook), "--json"],
-                            cwd=copy, capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "PATH": f"{copy / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}"})
+    result = children.run([str(copy / ".venv" / "bin" / "posenc-check"), str(notebook), "--json"],
+                          cwd=copy, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PATH": f"{copy / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}"})
     return result.returncode, json.loads(result.stdout) if result.stdout.strip() else None, result.stderr
 
 
