@@ -41,20 +41,21 @@ def extras(lock_text, present):
 
 
 def main(argv=None):
-    """Print the extras of this Python's venv against the lock file ``argv[0]``; 2 with what to do if unreadable."""
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -I posenc_course/venv_extras.py requirements.lock", file=sys.stderr)
-        return 2
+    """Print the extras of this Python's venv against the lock file `argv` names; 2 with what to do if it cannot."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="venv_extras", description=__doc__.splitlines()[0])
+    parser.add_argument("lock", help="the lock, e.g. requirements.lock")
+    path = parser.parse_args(argv).lock
     try:
-        with open(argv[0], encoding="utf-8") as lock:
+        with open(path, encoding="utf-8") as lock:
             lock_text = lock.read()
     except OSError as error:
-        print(f"venv_extras: cannot read the lock {argv[0]} ({error.strerror}): run it in the repository's root",
-              file=sys.stderr)
+        print(f"venv_extras: cannot read the lock {path} ({error.strerror}): give its path, e.g. requirements.lock "
+              "in the repository's root", file=sys.stderr)
         return 2
     if not locked(lock_text):
-        print(f"venv_extras: {argv[0]} pins no package (no NAME==VERSION line): is it a lock? Nothing removed",
+        print(f"venv_extras: {path} pins no package (no NAME==VERSION line): is it a lock? Nothing removed",
               file=sys.stderr)
         return 2
     print("\n".join(extras(lock_text, installed())))
