@@ -3,7 +3,6 @@ not name. The real install over a venv is tests/system/test_pythons.py's."""
 
 import subprocess
 import sys
-from pathlib import Path
 
 from posenc_course import ROOT
 from posenc_course import venv_extras
@@ -22,15 +21,6 @@ def test_what_the_lock_does_not_name_is_extra_whatever_the_spelling_of_its_name(
     present = {"jinja2", "typing-extensions", "appnope", "dropped-package", "pip", "uv", "posenc", "hardened-grading"}
     assert venv_extras.extras(LOCK, present) == ["dropped-package"]
     assert venv_extras.locked(LOCK) == {"appnope", "jinja2", "typing-extensions"}
-
-
-def test_the_repository_s_venv_is_its_lock():
-    """`make install` made this suite's venv: it holds nothing its lock leaves out (docs/requirements.lock, which
-    holds requirements.lock, once `make docs` or `make test-fast` installed it)."""
-    lock = "docs/requirements.lock" if (Path(sys.prefix) / ".docs-installed").exists() else "requirements.lock"
-    listed = subprocess.run([sys.executable, "-I", str(ROOT / "posenc_course" / "venv_extras.py"), str(ROOT / lock)],
-                            capture_output=True, text=True, timeout=60)
-    assert listed.returncode == 0 and listed.stdout.split() == [], listed.stdout + listed.stderr
 
 
 def test_a_file_that_is_no_lock_removes_nothing_and_says_so(tmp_path):
