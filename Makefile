@@ -20,6 +20,14 @@ PIP_INSTALL = $(BIN)/python -m pip install --quiet --disable-pip-version-check
 venv_install = if [ "$(INSTALLER)" = uv ] && [ -x $(BIN)/uv ]; then echo "uv pip install $(1)"; $(UV_INSTALL) $(1) || \
   { echo "note: uv could not install $(1); pip installs it instead"; $(PIP_INSTALL) $(1); }; \
   else echo "pip install $(1)"; $(PIP_INSTALL) $(1); fi
+# $(call venv_uninstall_extras,LOCK): uninstall from the venv what LOCK does not name (what an older lock had, or what was
+# installed by hand; posenc_course/venv_extras.py finds it, keeping pip, uv and the course's editable installs), with
+# INSTALLER, falling back to pip: installing a lock adds and moves packages, and this removes, so the venv is the lock.
+venv_uninstall_extras = extras="$$($(BIN)/python -I posenc_course/venv_extras.py $(1))" || exit 1; \
+  if [ -n "$$extras" ]; then echo "uninstalling what $(1) does not name:" $$extras; \
+    if [ "$(INSTALLER)" = uv ] && [ -x $(BIN)/uv ]; then $(BIN)/uv pip uninstall --quiet --python $(BIN)/python $$extras || \
+      { echo "note: uv could not uninstall them; pip does"; $(BIN)/python -m pip uninstall --quiet -y $$extras; }; \
+    else $(BIN)/python -m pip uninstall --quiet -y $$extras; fi; fi
 # nbgrader runs `alembic` in a subprocess: the venv's bin/ must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
@@ -40,6 +48,8 @@ $(STAMP): pyproject.toml engine/pyproject.toml requirements.lock $(VENV)/.python
 	@# the engine after the course: a venv from before it was a distribution of its own has posenc's old
 	@# record of bin/hardened-grade, which reinstalling posenc removes
 	@$(call venv_install,--no-deps -e ./engine)
+	@# the venv's lock: docs/requirements.lock (requirements.lock and the site's) once `make docs` installed it
+	@$(call venv_uninstall_extras,$(if $(wildcard $(DOCS_STAMP)),docs/requirements.lock,requirements.lock))
 	@rm -rf $(VENV)/share/jupyter/kernels/posenc-grader  # a kernel spec older versions installed
 	$(BIN)/python -m posenc_course.student.lab student
 	@$(MAKE) --no-print-directory bubblewrap
@@ -114,6 +124,7 @@ DOCS_STAMP := $(VENV)/.docs-installed
 
 $(DOCS_STAMP): $(STAMP) docs/requirements.lock
 	@$(call venv_install,--no-deps -r docs/requirements.lock)
+	@$(call venv_uninstall_extras,docs/requirements.lock)
 	@touch $@
 
 ##@ Author

@@ -59,7 +59,7 @@ def check_dtype(got, kind, what):
     """Fail unless `got` is a numpy array of dtype kind `kind`: "f" float, "i" integer, "b" bool."""
     names = {"f": "a floating", "i": "an integer", "b": "a bool"}
     if not isinstance(got, np.ndarray):
-        raise AssertionError(f"{what}: expected a numpy array, got {type(got).__name__}")
+        raise AssertionError(f"{what}: expected a numpy array, got {_kind_of(got)}")
     if got.dtype.kind != kind and not (kind == "i" and got.dtype.kind == "u"):
         raise AssertionError(f"{what}: expected {names[kind]} dtype, got {got.dtype}")
 
@@ -151,7 +151,7 @@ def _not_the_number(got, kind):
     elif isinstance(got, (int, np.integer)) and not isinstance(got, (bool, np.bool_)):
         shown, kind_of = repr(int(got)), "an int"
     else:
-        shown, kind_of = _short_repr(got), f"a {type(got).__name__}"
+        shown, kind_of = _short_repr(got), _kind_of(got)
     return f"expected {wanted}, got {shown} ({kind_of})"
 
 
@@ -179,6 +179,13 @@ def check_answer(answer, expected, what, hint, tolerance=None):
         right = False
     if not right:
         raise AssertionError(f"{what} = {_short_repr(answer)}: not right. {hint}")
+
+
+def _kind_of(value):
+    """What `value` is, for a message: the judge's description of a value it could not read
+    (a numpy array of str, with its shape), else its type."""
+    description = getattr(value, "description", None)
+    return description if isinstance(description, str) else f"a {type(value).__name__}"
 
 
 def _short_repr(value, limit=60):

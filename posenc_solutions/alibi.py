@@ -33,7 +33,9 @@ def alibi_slopes(num_heads):
     >>> print(np.round(alibi_slopes(6), 4))
     [0.25   0.0625 0.0156 0.0039 0.5    0.125 ]
     """
-    if isinstance(num_heads, bool) or int(num_heads) != num_heads or num_heads < 1:
+    if (isinstance(num_heads, (bool, np.bool_))
+            or not isinstance(num_heads, (int, float, np.integer, np.floating)) or num_heads % 1 != 0
+            or num_heads < 1):
         raise ValueError(f"num_heads must be an integer >= 1, got {num_heads!r}")
     num_heads = int(num_heads)
     closest = 2 ** int(math.floor(math.log2(num_heads)))

@@ -20,7 +20,7 @@ def position_ids_from_attention_mask(attention_mask):
     Raises
     ------
     ValueError
-        If the mask is not 2-D or holds values other than 0 and 1.
+        If `attention_mask` is not 2-D or holds values other than 0 and 1.
 
     Examples
     --------
@@ -56,7 +56,8 @@ def decode_position_ids(attention_mask, num_new_tokens):
     Raises
     ------
     ValueError
-        If ``T < 0``, or for a bad mask as in `position_ids_from_attention_mask`.
+        If `num_new_tokens` is not an integer >= 0 (a bool, ``inf`` or ``nan`` is not), or for a bad
+        `attention_mask` as in `position_ids_from_attention_mask`.
 
     Examples
     --------
@@ -66,8 +67,10 @@ def decode_position_ids(attention_mask, num_new_tokens):
     """
     position_ids_from_attention_mask(attention_mask)  # raises for a bad mask
     mask = np.asarray(attention_mask)
-    if num_new_tokens < 0:
-        raise ValueError(f"num_new_tokens must be >= 0, got {num_new_tokens}")
+    if (isinstance(num_new_tokens, (bool, np.bool_))
+            or not isinstance(num_new_tokens, (int, float, np.integer, np.floating))
+            or num_new_tokens % 1 != 0 or num_new_tokens < 0):
+        raise ValueError(f"num_new_tokens must be an integer >= 0, got {num_new_tokens!r}")
     num_real = mask.astype(np.int64).sum(axis=-1)
     return num_real[:, None] + np.arange(int(num_new_tokens), dtype=np.int64)
 

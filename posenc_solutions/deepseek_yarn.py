@@ -17,6 +17,8 @@ sin) and ``models/deepseek_v3/modeling_deepseek_v3.py``, ``yarn_get_mscale`` and
 
 import math
 
+import numpy as np
+
 
 def yarn_mscale(scale, mscale=1.0):
     r"""YaRN's temperature for a context extended ``s`` times: 
@@ -108,7 +110,9 @@ def deepseek_yarn_scales(factor, mscale, mscale_all_dim, qk_head_dim):
     for name, value in (("mscale", mscale), ("mscale_all_dim", mscale_all_dim)):
         if value is not None and not value >= 0:
             raise ValueError(f"{name} must be >= 0 or None, got {value!r}")
-    if isinstance(qk_head_dim, bool) or int(qk_head_dim) != qk_head_dim or qk_head_dim < 1:
+    if (isinstance(qk_head_dim, (bool, np.bool_))
+            or not isinstance(qk_head_dim, (int, float, np.integer, np.floating))
+            or qk_head_dim % 1 != 0 or qk_head_dim < 1):
         raise ValueError(f"qk_head_dim must be an integer >= 1, got {qk_head_dim!r}")
     def mu(m):  # yarn_mscale(factor, m)
         return 0.1 * m * math.log(factor) + 1.0 if factor > 1 else 1.0

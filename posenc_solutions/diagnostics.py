@@ -113,7 +113,8 @@ def needle_attention_by_depth(bias_fn, context_len, depths, needle_logit=5.0):
     Raises
     ------
     ValueError
-        If ``context_len < 1`` or a depth is outside ``[0, 1]``.
+        If `context_len` is not an integer >= 1 (a bool, ``inf`` or ``nan`` is not), or one of
+        `depths` is outside ``[0, 1]``.
 
     Examples
     --------
@@ -123,8 +124,10 @@ def needle_attention_by_depth(bias_fn, context_len, depths, needle_logit=5.0):
     [[0.5 0.5]]
     """
     depths = np.asarray(depths, dtype=np.float64)
-    if context_len < 1:
-        raise ValueError(f"context_len must be >= 1, got {context_len}")
+    if (isinstance(context_len, (bool, np.bool_))
+            or not isinstance(context_len, (int, float, np.integer, np.floating))
+            or context_len % 1 != 0 or context_len < 1):
+        raise ValueError(f"context_len must be an integer >= 1, got {context_len!r}")
     if depths.size and not ((depths >= 0) & (depths <= 1)).all():
         raise ValueError(f"depths must lie in [0, 1], got {depths}")
     key_positions = np.arange(int(context_len))

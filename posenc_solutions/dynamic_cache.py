@@ -161,7 +161,8 @@ def stale_keys(num_tokens, prompt_len, original_max_position):
     Raises
     ------
     ValueError
-        As :func:`rotation_lengths`, or if `original_max_position` is not an integer >= 1.
+        If `num_tokens` or `prompt_len` is not an integer, or not ``1 <= prompt_len <= num_tokens``
+        (as :func:`rotation_lengths`), or if `original_max_position` is not an integer >= 1.
 
     Examples
     --------

@@ -31,9 +31,10 @@ def add_positions(token_embeddings, position_table, start=0):
     Raises
     ------
     ValueError
-        If the embeddings have ``ndim < 2``, the table is not 2-D, the widths
-        differ, ``start < 0``, or ``start + L > P`` (the table is too short: the
-        message mentions the table length, ``P`` or its value).
+        If `token_embeddings` has ``ndim < 2``, `position_table` is not 2-D, the
+        widths differ, `start` is not an integer >= 0, or ``start + L > P`` (the
+        table is too short: the message mentions the table length, ``P`` or its
+        value).
 
     Examples
     --------
@@ -54,8 +55,9 @@ def add_positions(token_embeddings, position_table, start=0):
     num_positions = table.shape[0]
     if table.shape[1] != width:
         raise ValueError(f"width mismatch: token embeddings have d={width}, position_table has d={table.shape[1]}")
-    if start < 0:
-        raise ValueError(f"start must be >= 0, got {start}")
+    if (isinstance(start, (bool, np.bool_)) or not isinstance(start, (int, float, np.integer, np.floating))
+            or start % 1 != 0 or start < 0):
+        raise ValueError(f"start must be an integer >= 0, got {start!r}")
     if start + length > num_positions:
         raise ValueError(
             f"positions {start}..{start + length - 1} are out of range: "
@@ -82,15 +84,17 @@ def learned_table_parameters(max_positions, d_model):
     Raises
     ------
     ValueError
-        If either argument is negative.
+        If `max_positions` or `d_model` is not an integer >= 0.
 
     Examples
     --------
     >>> learned_table_parameters(1024, 768)
     786432
     """
-    if max_positions < 0 or d_model < 0:
-        raise ValueError(f"max_positions and d_model must be >= 0, got {max_positions} and {d_model}")
+    for name, value in (("max_positions", max_positions), ("d_model", d_model)):
+        if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating))
+                or value % 1 != 0 or value < 0):
+            raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     return int(max_positions) * int(d_model)
 
 
@@ -120,7 +124,8 @@ def position_parameter_count(scheme, *, d_model, num_heads, num_layers,
     Raises
     ------
     ValueError
-        For an unknown scheme name.
+        For an unknown `scheme` name, or, for ``"learned"``, if `max_positions` is not an
+        integer >= 0.
 
     Examples
     --------
@@ -133,7 +138,7 @@ def position_parameter_count(scheme, *, d_model, num_heads, num_layers,
     0
     """
     counts = {
-        "learned": lambda: max_positions * d_model,
+        "learned": lambda: learned_table_parameters(max_positions, d_model),
         "sinusoidal": lambda: 0,
         "rope": lambda: 0,
         "alibi": lambda: 0,
@@ -166,7 +171,7 @@ def interpolate_position_table(table, new_num_positions):
     Raises
     ------
     ValueError
-        If the table is not 2-D, ``P < 2`` or ``P' < 2``.
+        If `table` is not 2-D or ``P < 2``, or `new_num_positions` is not an integer >= 2.
 
     Examples
     --------
@@ -176,8 +181,10 @@ def interpolate_position_table(table, new_num_positions):
     table = np.asarray(table, dtype=np.float64)
     if table.ndim != 2 or table.shape[0] < 2:
         raise ValueError(f"table must be 2-D with at least 2 rows, got shape {table.shape}")
-    if new_num_positions < 2:
-        raise ValueError(f"new_num_positions must be >= 2, got {new_num_positions}")
+    if (isinstance(new_num_positions, (bool, np.bool_))
+            or not isinstance(new_num_positions, (int, float, np.integer, np.floating))
+            or new_num_positions % 1 != 0 or new_num_positions < 2):
+        raise ValueError(f"new_num_positions must be an integer >= 2, got {new_num_positions!r}")
     old_len = table.shape[0]
     where = np.arange(int(new_num_positions)) * (old_len - 1) / (new_num_positions - 1)
     lower = np.minimum(np.floor(where).astype(np.int64), old_len - 2)

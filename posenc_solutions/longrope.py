@@ -107,7 +107,8 @@ def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_po
     ValueError
         If `head_dim` is not an even integer >= 2, ``base <= 0``, a factor list does not have shape
         ``(head_dim // 2,)`` or has an entry <= 0, ``original_max_position`` is not an integer >= 2,
-        `factor` is not given and `max_position` is None or < 1, `seq_len` is not None and not >= 1,
+        `factor` is not given and `max_position` is None or not a finite number >= 1,
+        `seq_len` is not None and not a finite number >= 1,
         or a given `factor` or `attention_factor` is not > 0.
 
     Examples
@@ -121,7 +122,9 @@ def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_po
     >>> round(a, 6)
     1.190238
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 2 or head_dim % 2:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 2 or head_dim % 2):
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
     if not base > 0:
         raise ValueError(f"base must be > 0, got {base!r}")
@@ -134,17 +137,20 @@ def longrope_inv_freq(head_dim, base, short_factor, long_factor, original_max_po
         if not np.all(value > 0):
             raise ValueError(f"{name} must be > 0 everywhere, got {value.tolist()}")
         factors[name] = value
-    if (isinstance(original_max_position, bool) or int(original_max_position) != original_max_position
-            or original_max_position < 2):
+    if (isinstance(original_max_position, (bool, np.bool_))
+            or not isinstance(original_max_position, (int, float, np.integer, np.floating))
+            or original_max_position % 1 != 0 or original_max_position < 2):
         raise ValueError(f"original_max_position must be an integer >= 2, got {original_max_position!r}")
     if factor is None:
-        if max_position is None or not max_position >= 1:
-            raise ValueError(f"max_position must be >= 1 (or factor given), got {max_position!r}")
+        if (max_position is None or isinstance(max_position, (bool, np.bool_))
+                or not 1 <= max_position < math.inf):
+            raise ValueError(f"max_position must be a finite number >= 1 (or factor given), "
+                             f"got {max_position!r}")
         factor = max_position / original_max_position
     elif not factor > 0:
         raise ValueError(f"factor must be > 0, got {factor!r}")
-    if seq_len is not None and not seq_len >= 1:
-        raise ValueError(f"seq_len must be None or >= 1, got {seq_len!r}")
+    if seq_len is not None and (isinstance(seq_len, (bool, np.bool_)) or not 1 <= seq_len < math.inf):
+        raise ValueError(f"seq_len must be None or a finite number >= 1, got {seq_len!r}")
     if attention_factor is None:  # as longrope_attention_factor
         attention_factor = math.sqrt(1 + math.log(factor) / math.log(original_max_position)) if factor > 1 else 1.0
     elif not attention_factor > 0:

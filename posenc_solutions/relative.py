@@ -26,7 +26,7 @@ def relative_position_matrix(query_positions, key_positions):
     Raises
     ------
     ValueError
-        If either input is not 1-D.
+        If `query_positions` or `key_positions` is not 1-D.
 
     Examples
     --------
@@ -61,7 +61,7 @@ def causal_mask(query_positions, key_positions):
     Raises
     ------
     ValueError
-        If either input is not 1-D.
+        If `query_positions` or `key_positions` is not 1-D.
 
     Examples
     --------
@@ -93,7 +93,7 @@ def clipped_relative_bias(bias_table, query_positions, key_positions):
     Raises
     ------
     ValueError
-        If the table is not 2-D or its width is even.
+        If `bias_table` is not 2-D or its width is even.
 
     Examples
     --------
@@ -176,7 +176,7 @@ def t5_relative_bias(bias_table, query_positions, key_positions, bidirectional=T
     Raises
     ------
     ValueError
-        If the table is not 2-D.
+        If `bias_table` is not 2-D.
 
     Examples
     --------

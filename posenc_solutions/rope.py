@@ -34,7 +34,9 @@ def rope_frequencies(head_dim, base=10000.0):
     >>> print(rope_frequencies(4))
     [1.   0.01]
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 2 or head_dim % 2:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 2 or head_dim % 2):
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
     return float(base) ** (-np.arange(0, int(head_dim), 2) / head_dim)
 
@@ -65,7 +67,7 @@ def apply_rope(x, positions, base=10000.0):
     Raises
     ------
     ValueError
-        If `head_dim` is odd, or ``len(positions) != L``.
+        If `x` has fewer than 2 dimensions or an odd `head_dim`, or ``len(positions) != L``.
 
     Examples
     --------

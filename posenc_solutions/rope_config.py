@@ -173,7 +173,7 @@ def inv_freq_from_config(config, seq_len=None):
     ------
     ValueError
         As :func:`rope_parameters_from_config` and :func:`head_dim_from_config`, if a key the type
-        needs is missing, if the ``yarn`` settings have ``mscale`` (DeepSeek's variant:
+        needs is missing from `config`, if the ``yarn`` settings have ``mscale`` (DeepSeek's variant:
         :mod:`posenc_solutions.deepseek_yarn`), and as the rule of the type.
 
     Examples
@@ -282,7 +282,9 @@ def llama3_frequency_bands(head_dim, base, low_freq_factor, high_freq_factor,
     >>> llama3_frequency_bands(4, 100.0, 1.0, 2.0, 20 * math.pi).tolist()  # wavelengths 2 pi, 20 pi
     [0, 1]
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 2 or head_dim % 2:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 2 or head_dim % 2):
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
     if not base > 0:
         raise ValueError(f"base must be > 0, got {base!r}")

@@ -89,7 +89,9 @@ def interleaved_to_half_split(head_dim):
     >>> print(interleaved_to_half_split(6))
     [0 2 4 1 3 5]
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 2 or head_dim % 2:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 2 or head_dim % 2):
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
     head_dim = int(head_dim)
     return np.concatenate([np.arange(0, head_dim, 2), np.arange(1, head_dim, 2)]).astype(np.int64)
@@ -131,7 +133,9 @@ def permute_for_half_split(weight, num_heads):
     weight = np.asarray(weight)
     if weight.ndim != 2:
         raise ValueError(f"weight must be 2-D (num_heads * d, d_model), got shape {weight.shape}")
-    if isinstance(num_heads, bool) or int(num_heads) != num_heads or num_heads < 1:
+    if (isinstance(num_heads, (bool, np.bool_))
+            or not isinstance(num_heads, (int, float, np.integer, np.floating)) or num_heads % 1 != 0
+            or num_heads < 1):
         raise ValueError(f"num_heads must be an integer >= 1, got {num_heads!r}")
     num_heads = int(num_heads)
     rows, d_model = weight.shape

@@ -50,7 +50,9 @@ def linear_scaled_inv_freq(head_dim, base, factor):
     >>> print(linear_scaled_inv_freq(4, 10000.0, 2.0))  # plain RoPE: [1, 0.01]
     [0.5   0.005]
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 2 or head_dim % 2:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 2 or head_dim % 2):
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
     if not base > 0:
         raise ValueError(f"base must be > 0, got {base!r}")
@@ -98,7 +100,7 @@ def dynamic_ntk_inv_freq(head_dim, base, factor, original_max_position, seq_len)
     ------
     ValueError
         If `head_dim` is not an even integer >= 4, ``base <= 0``, ``factor < 1``,
-        ``original_max_position < 1`` or ``seq_len < 1``.
+        `original_max_position` or `seq_len` is not a finite number >= 1.
 
     Examples
     --------
@@ -107,16 +109,18 @@ def dynamic_ntk_inv_freq(head_dim, base, factor, original_max_position, seq_len)
     >>> print(dynamic_ntk_inv_freq(4, 10000.0, 2.0, 8, 5))  # shorter than L: plain RoPE
     [1.   0.01]
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 4 or head_dim % 2:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 4 or head_dim % 2):
         raise ValueError(f"head_dim must be an even integer >= 4, got {head_dim!r}")
     if not base > 0:
         raise ValueError(f"base must be > 0, got {base!r}")
     if not factor >= 1:
         raise ValueError(f"factor must be >= 1, got {factor!r}")
-    if not original_max_position >= 1:
-        raise ValueError(f"original_max_position must be >= 1, got {original_max_position!r}")
-    if not seq_len >= 1:
-        raise ValueError(f"seq_len must be >= 1, got {seq_len!r}")
+    if isinstance(original_max_position, (bool, np.bool_)) or not 1 <= original_max_position < math.inf:
+        raise ValueError(f"original_max_position must be a finite number >= 1, got {original_max_position!r}")
+    if isinstance(seq_len, (bool, np.bool_)) or not 1 <= seq_len < math.inf:
+        raise ValueError(f"seq_len must be a finite number >= 1, got {seq_len!r}")
     length = max(seq_len, original_max_position)
     scale = factor * length / original_max_position - (factor - 1)
     new_base = base * scale ** (head_dim / (head_dim - 2))
@@ -172,7 +176,8 @@ def yarn_inv_freq(head_dim, base, factor, original_max_position, beta_fast=32.0,
     ------
     ValueError
         If `head_dim` is not an even integer >= 2, ``base <= 0`` or ``base == 1``, ``factor < 1``,
-        ``original_max_position < 1``, ``beta_slow <= 0`` or ``beta_fast <= beta_slow``.
+        `original_max_position` is not a finite number >= 1, ``beta_slow <= 0`` or
+        ``beta_fast <= beta_slow``.
 
     Examples
     --------
@@ -182,14 +187,16 @@ def yarn_inv_freq(head_dim, base, factor, original_max_position, beta_fast=32.0,
     >>> round(attention_factor, 6)  # 0.1 ln 4 + 1
     1.138629
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 2 or head_dim % 2:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 2 or head_dim % 2):
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
     if not base > 0 or base == 1:
         raise ValueError(f"base must be > 0 and != 1, got {base!r}")
     if not factor >= 1:
         raise ValueError(f"factor must be >= 1, got {factor!r}")
-    if not original_max_position >= 1:
-        raise ValueError(f"original_max_position must be >= 1, got {original_max_position!r}")
+    if isinstance(original_max_position, (bool, np.bool_)) or not 1 <= original_max_position < math.inf:
+        raise ValueError(f"original_max_position must be a finite number >= 1, got {original_max_position!r}")
     if not beta_slow > 0:
         raise ValueError(f"beta_slow must be > 0, got {beta_slow!r}")
     if not beta_fast > beta_slow:
@@ -257,14 +264,16 @@ def llama3_inv_freq(head_dim, base, factor, low_freq_factor, high_freq_factor,
     ValueError
         If `head_dim` is not an even integer >= 2, ``base <= 0``, ``factor < 1``,
         ``low_freq_factor <= 0``, ``high_freq_factor <= low_freq_factor`` or
-        ``original_max_position < 1``.
+        `original_max_position` is not a finite number >= 1.
 
     Examples
     --------
     >>> print(np.round(llama3_inv_freq(4, 10000.0, 8.0, 1.0, 4.0, 1000), 4))  # wavelengths 6.3, 628
     [1.    0.003]
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 2 or head_dim % 2:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 2 or head_dim % 2):
         raise ValueError(f"head_dim must be an even integer >= 2, got {head_dim!r}")
     if not base > 0:
         raise ValueError(f"base must be > 0, got {base!r}")
@@ -275,8 +284,8 @@ def llama3_inv_freq(head_dim, base, factor, low_freq_factor, high_freq_factor,
     if not high_freq_factor > low_freq_factor:
         raise ValueError(f"high_freq_factor must be > low_freq_factor, got {high_freq_factor!r} "
                          f"<= {low_freq_factor!r}")
-    if not original_max_position >= 1:
-        raise ValueError(f"original_max_position must be >= 1, got {original_max_position!r}")
+    if isinstance(original_max_position, (bool, np.bool_)) or not 1 <= original_max_position < math.inf:
+        raise ValueError(f"original_max_position must be a finite number >= 1, got {original_max_position!r}")
     inv_freq = float(base) ** (-np.arange(0, int(head_dim), 2) / head_dim)
     wavelen = 2 * math.pi / inv_freq
     gap = high_freq_factor - low_freq_factor

@@ -113,10 +113,13 @@ def sliding_window_positions(num_tokens, window):
     >>> print(sliding_window_positions(10, 4))
     [6 7 8 9]
     """
-    if isinstance(num_tokens, (bool, np.bool_)) or int(num_tokens) != num_tokens or num_tokens < 0:
+    if (isinstance(num_tokens, (bool, np.bool_))
+            or not isinstance(num_tokens, (int, float, np.integer, np.floating)) or num_tokens % 1 != 0
+            or num_tokens < 0):
         raise ValueError(f"num_tokens must be an integer >= 0, got {num_tokens!r}")
     num_tokens = int(num_tokens)
-    if isinstance(window, (bool, np.bool_)) or int(window) != window or window < 1:
+    if (isinstance(window, (bool, np.bool_)) or not isinstance(window, (int, float, np.integer, np.floating))
+            or window % 1 != 0 or window < 1):
         raise ValueError(f"window must be an integer >= 1, got {window!r}")
     window = int(window)
     return np.arange(max(num_tokens - window, 0), num_tokens, dtype=np.int64)
@@ -157,13 +160,19 @@ def attention_sink_positions(num_tokens, cache_size, num_sinks):
     >>> print(attention_sink_positions(5, 6, 2))
     [0 1 2 3 4]
     """
-    if isinstance(num_tokens, (bool, np.bool_)) or int(num_tokens) != num_tokens or num_tokens < 0:
+    if (isinstance(num_tokens, (bool, np.bool_))
+            or not isinstance(num_tokens, (int, float, np.integer, np.floating)) or num_tokens % 1 != 0
+            or num_tokens < 0):
         raise ValueError(f"num_tokens must be an integer >= 0, got {num_tokens!r}")
     num_tokens = int(num_tokens)
-    if isinstance(cache_size, (bool, np.bool_)) or int(cache_size) != cache_size or cache_size < 1:
+    if (isinstance(cache_size, (bool, np.bool_))
+            or not isinstance(cache_size, (int, float, np.integer, np.floating)) or cache_size % 1 != 0
+            or cache_size < 1):
         raise ValueError(f"cache_size must be an integer >= 1, got {cache_size!r}")
     cache_size = int(cache_size)
-    if isinstance(num_sinks, (bool, np.bool_)) or int(num_sinks) != num_sinks or num_sinks < 0:
+    if (isinstance(num_sinks, (bool, np.bool_))
+            or not isinstance(num_sinks, (int, float, np.integer, np.floating)) or num_sinks % 1 != 0
+            or num_sinks < 0):
         raise ValueError(f"num_sinks must be an integer >= 0, got {num_sinks!r}")
     num_sinks = int(num_sinks)
     if num_sinks >= cache_size:

@@ -292,7 +292,9 @@ def direction_task_solution(head_dim):
     >>> print(bool(w[0] >= 0.99), bool(w[1] <= 0.01))
     True True
     """
-    if isinstance(head_dim, bool) or int(head_dim) != head_dim or head_dim < 1:
+    if (isinstance(head_dim, (bool, np.bool_))
+            or not isinstance(head_dim, (int, float, np.integer, np.floating)) or head_dim % 1 != 0
+            or head_dim < 1):
         raise ValueError(f"head_dim must be an integer >= 1, got {head_dim!r}")
     ones = np.ones(int(head_dim))
     # left minus right logit: q . (a_{+1} - a_{-1}) / sqrt(d) = +-2 * 4 d / sqrt(d) = +-8 sqrt(d)

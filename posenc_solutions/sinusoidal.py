@@ -34,7 +34,8 @@ def sinusoidal_row(position, d_model, base=10000.0):
     >>> print(np.round(sinusoidal_row(1, 4), 4))
     [0.8415 0.5403 0.01   1.    ]
     """
-    if isinstance(d_model, bool) or int(d_model) != d_model or d_model < 2 or d_model % 2:
+    if (isinstance(d_model, (bool, np.bool_)) or not isinstance(d_model, (int, float, np.integer, np.floating))
+            or d_model % 1 != 0 or d_model < 2 or d_model % 2):
         raise ValueError(f"d_model must be an even integer >= 2, got {d_model!r}")
     if not base > 0:
         raise ValueError(f"base must be > 0, got {base!r}")
@@ -67,7 +68,7 @@ def sinusoidal_table(num_positions, d_model, base=10000.0):
     Raises
     ------
     ValueError
-        If `num_positions` is negative, or for the errors of `sinusoidal_row`.
+        If `num_positions` is not an integer >= 0, or for the errors of `sinusoidal_row`.
 
     Examples
     --------
@@ -77,6 +78,8 @@ def sinusoidal_table(num_positions, d_model, base=10000.0):
     [[0.         1.        ]
      [0.84147098 0.54030231]]
     """
-    if num_positions < 0:
-        raise ValueError(f"num_positions must be >= 0, got {num_positions!r}")
+    if (isinstance(num_positions, (bool, np.bool_))
+            or not isinstance(num_positions, (int, float, np.integer, np.floating))
+            or num_positions % 1 != 0 or num_positions < 0):
+        raise ValueError(f"num_positions must be an integer >= 0, got {num_positions!r}")
     return sinusoidal_row(np.arange(int(num_positions)), d_model, base)

@@ -55,8 +55,9 @@ def online_softmax_update(running_max, running_sum, accumulator, scores, values)
     Raises
     ------
     ValueError
-        If an input has the wrong number of dimensions, the shapes do not agree, or `scores` or
-        `running_max` holds NaN or ``+inf``.
+        If an input has the wrong number of dimensions, the shapes do not agree (`running_max`,
+        `running_sum`, `accumulator` and `scores` one row per query, `values` one per key), or
+        `scores` or `running_max` holds NaN or ``+inf``.
 
     Examples
     --------

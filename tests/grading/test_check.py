@@ -2,7 +2,6 @@
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from posenc_course.course import nbgrader_env
 from posenc_course.submissions import grade_id, make_submission, reference_answers
 
+from ..helpers import children
 from ..helpers.grading import MAX_POINTS, TEST_POINTS
 from ..helpers.wrong_solutions import WRONG
 
@@ -24,8 +24,8 @@ COMMAND = Path(sys.executable).parent / "posenc-check"
 
 
 def posenc_check(*args):
-    return subprocess.run([str(COMMAND), *map(str, args)], capture_output=True, text=True,
-                          env=nbgrader_env(), timeout=600)
+    return children.run([str(COMMAND), *map(str, args)], capture_output=True, text=True,
+                        env=nbgrader_env(), timeout=600)
 
 
 @pytest.fixture(scope="module")

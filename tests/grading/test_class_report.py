@@ -18,11 +18,12 @@ import pytest
 from posenc_course import class_report, report
 from posenc_course.instructor import demo
 from posenc_course.class_report import ClassData, class_data, is_stub, normalise, sort_notebook
-from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.course import generate, new_course
 from hardened_grading.cells import META, UNREADABLE
 from posenc_course.layout import ASSIGNMENT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
+from ..helpers.children import run_nbgrader
 from ..helpers.cells import answer_cell as _answer_cell, grade_cell
 from ..helpers.grading import MAX_POINTS
 

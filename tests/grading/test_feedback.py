@@ -21,13 +21,15 @@ import nbformat
 import pytest
 
 from posenc_course import report
-from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import generate, nbgrader_env, new_course
 from hardened_grading.preprocessors.feedback_summary import FeedbackSummary
 from hardened_grading.summary import summary
 from posenc_course.student.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK, exercise_of
 from posenc_course.submissions import make_submission, reference_answers
 
+from ..helpers import children
+from ..helpers.children import run_nbgrader
 from ..helpers.grading import ALL, MAX_POINTS, STUDENTS, Student, assert_scores, blank, submit
 from ..helpers.leaks import assert_no_answer_in, concept_answers, feedback_texts, wrong_concepts
 
@@ -110,8 +112,8 @@ def test_the_same_score_in_the_gradebook_grades_csv_and_the_feedback(graded):
 
 def test_posenc_check_gives_the_same_scores_and_names_the_same_checks(graded, tmp_path):
     notebook = graded.course / "submitted" / "partial-one-check" / "posenc" / NOTEBOOK
-    result = subprocess.run([str(Path(sys.executable).parent / "posenc-check"), str(notebook), "--json"],
-                            capture_output=True, text=True, timeout=600, env=nbgrader_env())
+    result = children.run([str(Path(sys.executable).parent / "posenc-check"), str(notebook), "--json"],
+                          capture_output=True, text=True, timeout=600, env=nbgrader_env())
     checked = json.loads(result.stdout)
     for exercise, (score, maximum) in graded.scores["partial-one-check"].items():
         assert (checked["exercises"][exercise]["score"], checked["exercises"][exercise]["max_score"]) == (score, maximum)
@@ -239,8 +241,8 @@ def test_posenc_check_on_a_partly_answered_notebook_shows_no_answer(graded, tmp_
         del answers[key]
     path = tmp_path / "partly.ipynb"
     nbformat.write(make_submission(answers), str(path))
-    result = subprocess.run([str(Path(sys.executable).parent / "posenc-check"), str(path)],
-                            capture_output=True, text=True, timeout=600, env=nbgrader_env())
+    result = children.run([str(Path(sys.executable).parent / "posenc-check"), str(path)],
+                          capture_output=True, text=True, timeout=600, env=nbgrader_env())
     assert result.returncode == 1, result.stderr[-2000:]
     lines = [line.strip() for line in result.stdout.splitlines() if line.startswith("    ")]
     assert any(": wrong (a hidden check" in line for line in lines), lines

@@ -20,9 +20,11 @@ from pathlib import Path
 import pytest
 
 
-from posenc_course.course import generate, load_config, nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import generate, load_config, nbgrader_env, new_course
 from posenc_course.submissions import reference_answers
 
+from ..helpers import children
+from ..helpers.children import run_nbgrader
 from ..helpers.grade_class import db_url_of, grades, make_course, posenc_grade, serial_scores
 from ..helpers.grading import STUDENTS
 from ..helpers.postgres import postgresql  # noqa: F401 (a fixture: this module's own server)
@@ -71,9 +73,9 @@ def test_shards_on_one_postgresql_gradebook_equal_a_serial_run(serial, postgresq
     """Three shards started at once, as a Kubernetes Indexed Job starts them, each grading its part of the
     class with two workers into one PostgreSQL gradebook: together, the scores of a serial run."""
     course = make_course(tmp_path / "course", CLASS, postgresql())
-    shards = [subprocess.Popen([sys.executable, "-m", "posenc_course.instructor.grade", "--shard", f"{i}/3", "--jobs", "2"],
-                               cwd=course, env=nbgrader_env(), text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    shards = [children.popen([sys.executable, "-m", "posenc_course.instructor.grade", "--shard", f"{i}/3", "--jobs", "2"],
+                             cwd=course, env=nbgrader_env(), text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
               for i in range(3)]
     outputs = [shard.communicate(timeout=900) for shard in shards]
     assert [shard.returncode for shard in shards] == [0, 0, 0], outputs

@@ -28,6 +28,7 @@ from hardened_grading.hooks.submission import GRADED_MARKER
 from hardened_grading.processes import ended
 from posenc_course.course import nbgrader_env, new_course
 
+from ..helpers import children
 from ..helpers.grade_class import SMALL_CLASS, assert_expected_scores, db_url_of, grades, make_course, posenc_grade
 from ..helpers.grading import STUDENTS
 
@@ -110,9 +111,9 @@ def test_an_interrupted_parallel_run_is_finished_by_running_it_again(tmp_path, i
     course = make_course(tmp_path / "course", class_)
     # As in a terminal: its own process group, and SIGINT not ignored (a shell without job control, as CI's
     # may be, starts background commands with SIGINT ignored, and that is inherited).
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
-                           env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    run = children.popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
+                         env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     sleeper = course / "autograded" / "hostile-sleep" / "posenc" / "exercises.ipynb"
     deadline = time.monotonic() + 300
     while not sleeper.exists():  # its notebook is sanitized: it is about to run
@@ -199,8 +200,8 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
     ahead = "ahead" in command
     class_ = [STUDENTS[name] for name in ("reference", "wrong-strict_causal", *(["blank"] if ahead else []))]
     course = make_course(tmp_path / "course", class_)
-    run = subprocess.Popen([sys.executable, *GRADERS[command]], cwd=course, env=nbgrader_env(),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    run = children.popen([sys.executable, *GRADERS[command]], cwd=course, env=nbgrader_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 300
     while kernel_launcher_of(course, ahead) is None:
         assert run.poll() is None and time.monotonic() < deadline, f"{command} ended before a kernel started"
@@ -213,8 +214,8 @@ def test_a_grader_killed_while_a_kernel_starts_leaves_nothing_running(tmp_path, 
     left = nothing_left(course, seconds=60)
     assert not left, f"processes outlived the killed {command}: {left}"
 
-    result = subprocess.run([sys.executable, *GRADERS[command]], cwd=course, env=nbgrader_env(),
-                            capture_output=True, text=True, timeout=900)
+    result = children.run([sys.executable, *GRADERS[command]], cwd=course, env=nbgrader_env(),
+                          capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert_expected_scores(db_url_of(course), class_)
     assert not nothing_left(course, seconds=60), "a finished run left processes behind"
@@ -238,8 +239,8 @@ def test_a_worker_that_dies_costs_only_its_own_submission(tmp_path):
     """A worker killed while grading: its submission is reported as failed, and why; a new worker grades
     the rest; the next run grades that one submission and touches no other."""
     course = make_course(tmp_path / "course", SMALL_CLASS)
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
-                           env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = children.popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
+                         env=nbgrader_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while True:  # a worker grading: it has a kernel (the spawn start method's helper, and a worker still
         # starting, have no child). Only workers: the command's sandbox probe, a bwrap with a child of its
@@ -335,8 +336,8 @@ def test_on_a_terminal_a_progress_bar_shows_count_rate_and_time_left(tmp_path):
     course = make_course(tmp_path / "course", [STUDENTS["reference"], STUDENTS["blank"]])
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-    run = subprocess.Popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
-                           env=nbgrader_env(), stdin=follower, stdout=follower, stderr=follower, close_fds=True)
+    run = children.popen([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
+                         env=nbgrader_env(), stdin=follower, stdout=follower, stderr=follower, close_fds=True)
     os.close(follower)
     shown = b""
     while True:

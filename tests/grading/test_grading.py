@@ -24,12 +24,14 @@ import nbformat
 import pytest
 
 from posenc_course import report
-from posenc_course.course import ROOT, generate, nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import ROOT, generate, nbgrader_env, new_course
 from posenc_course.layout import (GRADED, NOTEBOOK, SOURCE_NOTEBOOK)
 from posenc_course.submissions import (grade_id, is_test_cell, make_submission,
                                       reference_answers)
 from posenc_solutions import EXERCISES
 
+from ..helpers import children
+from ..helpers.children import run_nbgrader
 from ..helpers.grading import (ALL, CLASS, MAX_POINTS, SOURCE, STUDENTS, SUBMISSIONS, SUBMITTED_AS, TEST_POINTS,
                                Student, Submission, answered, assert_row_scores, assert_scores, grade_together,
                                grade_whole_class, log_lines, run_in_plain_kernel, score_problems, shown, some, submit,
@@ -346,8 +348,8 @@ def test_an_interrupted_run_is_finished_by_running_it_again(tmp_path):
               Student("e-wrong", answered(WRONG["entropy_in_bits"][1]), loses=some("ex10"))]
     for student in class_:
         submit(student, kit)
-    run = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", "posenc"], cwd=course,
-                           env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run = children.popen([sys.executable, "-m", "nbgrader", "autograde", "posenc"], cwd=course,
+                         env=nbgrader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while not (course / "autograded" / "b-wrong" / "posenc" / "exercises.ipynb").exists():
         assert run.poll() is None and time.monotonic() < deadline, "autograde ended before it could be interrupted"

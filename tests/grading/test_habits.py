@@ -29,10 +29,11 @@ import pytest
 from nbclient import NotebookClient
 
 from posenc_course import report
-from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.course import generate, new_course
 from posenc_course.layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, points_per_exercise
 from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
 
+from ..helpers.children import run_nbgrader
 from ..helpers.student_alternatives import STUDENT_ALTERNATIVES
 from ..helpers.wrong_solutions import WRONG
 

@@ -35,10 +35,11 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
-from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.course import generate, new_course
 from posenc_course.layout import GRADED, NOTEBOOK, NOTEBOOK_ID, exercise_functions, source_notebook
 from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
 
+from ..helpers.children import run_nbgrader
 from ..helpers.foreign_courses import PORT_TAKEN
 
 #: Stock nbgrader's configuration: the course's id and the course's cell time limit, nothing of the engine's.

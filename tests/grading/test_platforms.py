@@ -27,9 +27,11 @@ import pytest
 from hardened_grading.sandbox import limits
 from hardened_grading.sandbox import probe as sandbox_probe
 from posenc_course import report
-from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
+from ..helpers import children
+from ..helpers.children import run_nbgrader
 from ..helpers.grading import MAX_POINTS
 
 ADVICE = "c.ResilientExecute.sandbox = 'off'"
@@ -107,8 +109,8 @@ def test_with_the_sandbox_off_the_class_is_graded_as_usual(course, no_sandbox, h
 def test_posenc_check_grades_ones_own_notebook_without_the_sandbox(course, no_sandbox, tmp_path):
     notebook = tmp_path / "mine.ipynb"
     notebook.write_text((course / "submitted" / "reference" / "posenc" / "exercises.ipynb").read_text())
-    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "posenc-check"), str(notebook)],
-                            capture_output=True, text=True, env=no_sandbox, timeout=600)
+    result = children.run([os.path.join(os.path.dirname(sys.executable), "posenc-check"), str(notebook)],
+                          capture_output=True, text=True, env=no_sandbox, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     total = sum(MAX_POINTS.values())
     assert re.search(rf"^total\s+{total:g}/{total:g}$", result.stdout, re.M), result.stdout
@@ -183,8 +185,8 @@ def test_grading_a_class_in_parallel_without_the_sandbox_stops_at_once_too(cours
         return files, graded_students(course) if (course / "gradebook.db").exists() else set()
 
     before = state()
-    result = subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
-                            env=no_sandbox, capture_output=True, text=True, timeout=300)
+    result = children.run([sys.executable, "-m", "posenc_course.instructor.grade", "--jobs", "2"], cwd=course,
+                          env=no_sandbox, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2, result.stdout + result.stderr
     output = result.stderr
     assert "stopped before grading anything" in output and "No permissions to create new namespace" in output, output

@@ -28,10 +28,12 @@ from hardened_grading.sandbox import limits as sandbox_limits
 from hardened_grading.sandbox import probe as sandbox_probe
 from hardened_grading.hooks.unfinished import KERNEL_FOLDER
 from posenc_course import report
-from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.layout import NOTEBOOK, ROOT
 from posenc_course.submissions import reference_answers
 
+from ..helpers import children
+from ..helpers.children import run_nbgrader
 from ..helpers.grading import Student, answered, assert_scores, prefixed, some, submit
 
 pytestmark = pytest.mark.skipif(sandbox_probe.sandbox_problem() is not None, reason="no bubblewrap sandbox here")
@@ -203,8 +205,8 @@ def probed(tmp_path_factory):
     for student in PROBES:
         submit(student, kit)
     env = nbgrader_env(HOME=str(home), POSENC_REAL_HOME=os.environ.get("HOME", "/root"))
-    grader = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", "posenc", "--force"], cwd=course,
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    grader = children.popen([sys.executable, "-m", "nbgrader", "autograde", "posenc", "--force"], cwd=course,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     graded = subprocess.CompletedProcess(grader.args, None, *grader.communicate(timeout=1800))
     graded.returncode = grader.returncode
     processes_after = marked_processes()

@@ -23,10 +23,13 @@ from hardened_grading.sandbox import cgroup
 from hardened_grading.sandbox import launcher
 from hardened_grading.sandbox import limits as sandbox_limits
 from hardened_grading.sandbox import probe
-from posenc_course.course import generate, new_course, run_nbgrader
+from posenc_course.course import generate, new_course
 from hardened_grading.preprocessors.execute import GRADER_LIMITS, ResilientExecute
 from posenc_course.layout import ASSIGNMENT, NOTEBOOK, ROOT
 from posenc_course.submissions import make_submission, reference_answers, write_submission
+
+from ..helpers.children import run_nbgrader
+
 
 LIMITS = [field.name for field in dataclasses.fields(sandbox_limits.Limits)] + list(GRADER_LIMITS)
 

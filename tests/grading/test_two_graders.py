@@ -28,6 +28,7 @@ from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, GRADED, NOTEBOOK, points_per_exercise
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
+from ..helpers import children
 from ..helpers.grading import assert_scores
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="grades in the sandbox")
@@ -74,8 +75,8 @@ def start(course, name, *command):
     of its own, its output in ``NAME.log`` beside the course."""
     program = ["-m", "nbgrader"] if command[0] == "nbgrader" else ["-m", "posenc_course.instructor.grade"]
     log = open(course.parent / f"{name}.log", "w")
-    run = subprocess.Popen([sys.executable, *program, *command[1:]], cwd=course, env=nbgrader_env(),
-                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    run = children.popen([sys.executable, *program, *command[1:]], cwd=course, env=nbgrader_env(),
+                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     run.name, run.log = name, Path(log.name)
     log.close()
     return run

@@ -28,8 +28,11 @@ import psutil
 import pytest
 
 from posenc_course.instructor import demo
-from posenc_course.course import nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import nbgrader_env, new_course
 from posenc_course.layout import ASSIGNMENT, ROOT, course_root, release_notebook, source_notebook
+
+from ..helpers.children import run_nbgrader
+
 
 # --- authoring after the demo ------------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from . import children
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The installed nbgrader package, whose documentation course and test files the courses below are.
 NBGRADER = Path(str(resources.files("nbgrader")))
@@ -199,8 +201,8 @@ def run_python(folder, *args, environment=None):
     process."""
     env = {**os.environ, **(environment or {}),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run([sys.executable, *args], cwd=folder, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_SECONDS)
+    return children.run([sys.executable, *args], cwd=folder, env=env, text=True,
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=COMMAND_SECONDS)
 
 
 def nbgrader(folder, *args, environment=None):

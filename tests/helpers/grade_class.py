@@ -2,14 +2,15 @@
 autograde``, and its gradebook read back: what the tests of the class grader share (tests/grading/test_grade_class.py,
 tests/grading/test_grade_class_runs.py, tests/unit/test_ahead.py, tests/system/test_slurm.py)."""
 
-import subprocess
 import sys
 from types import SimpleNamespace
 
 from hardened_grading.class_grading import gradebook as class_grading_gradebook
-from posenc_course.course import generate, load_config, nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import generate, load_config, nbgrader_env, new_course
 from posenc_course.submissions import reference_answers
 
+from . import children
+from .children import run_nbgrader
 from .grading import STUDENTS, assert_scores, submit
 
 SMALL_CLASS = [STUDENTS[name] for name in (
@@ -53,8 +54,8 @@ def exercise_scores(db_url):
 
 
 def posenc_grade(course, *args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", *args], cwd=course,
-                          env=nbgrader_env(), capture_output=True, text=True, timeout=timeout)
+    return children.run([sys.executable, "-m", "posenc_course.instructor.grade", *args], cwd=course,
+                      env=nbgrader_env(), capture_output=True, text=True, timeout=timeout)
 
 
 def assert_expected_scores(db_url, students):

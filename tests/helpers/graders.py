@@ -18,6 +18,7 @@ import pytest
 
 from posenc_course.layout import ROOT
 
+from . import children
 from .repository import OUTER_MAKE
 
 USER = "posenc-attack-grader"  #: the user that grades as on a hub (made when the tests run as root)
@@ -120,5 +121,5 @@ def grader_env(user, env):
 def as_grader(user, command, cwd, env, timeout):
     """Run `command` as `user` (None: this process's user), as the grader runs it, with the environment `env`;
     return the CompletedProcess."""
-    return subprocess.run(grader_command(user, command), cwd=cwd, env=grader_env(user, env), capture_output=True,
-                          text=True, timeout=timeout)
+    return children.run(grader_command(user, command), cwd=cwd, env=grader_env(user, env), capture_output=True,
+                        text=True, timeout=timeout)

@@ -12,7 +12,6 @@ import functools
 import inspect
 import math
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
@@ -26,7 +25,7 @@ from posenc_course.submissions import (MARKER, find_function_cell, grade_id, is_
                                        make_submission, write_submission)
 from posenc_solutions import EXERCISES
 
-from . import alternative_solutions
+from . import alternative_solutions, children
 from .student_alternatives import STUDENT_ALTERNATIVES
 from .wrong_solutions import WRONG, WRONG_CONCEPTS
 
@@ -416,8 +415,8 @@ def grade_whole_class(course, assignment, jobs=2):
     ASSIGNMENT --jobs JOBS --force``), as an instructor grades a large class. Return its CompletedProcess,
     with nbgrader's log of every submission (the run's log file, which posenc-grade names on stderr)
     after its own output in ``stdout``."""
-    result = subprocess.run([sys.executable, "-m", "posenc_course.instructor.grade", assignment, "--jobs", str(jobs), "--force"],
-                            cwd=course, env=nbgrader_env(), capture_output=True, text=True, timeout=1800)
+    result = children.run([sys.executable, "-m", "posenc_course.instructor.grade", assignment, "--jobs", str(jobs), "--force"],
+                        cwd=course, env=nbgrader_env(), capture_output=True, text=True, timeout=1800)
     named = re.search(r"; log: (\S+\.log)$", result.stderr, re.MULTILINE)
     assert named, f"posenc-grade named no log:\n{result.stdout}\n{result.stderr}"
     result.stdout += "\n" + open(named.group(1)).read()

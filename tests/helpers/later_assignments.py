@@ -14,11 +14,12 @@ from types import SimpleNamespace
 import nbformat
 
 from posenc_course import report
-from posenc_course.course import new_course, run_nbgrader
+from posenc_course.course import new_course
 from posenc_course.layout import (NOTEBOOK, points_per_exercise, points_per_test_cell, release_notebook,
                                   source_notebook)
 from posenc_course.submissions import make_submission, reference_answers
 
+from .children import run_nbgrader
 from .grading import (FAKE_PASSES, SOME, Student, answered, assert_row_scores, blank, grade_together, grade_whole_class,
                       log_lines, prefixed, raw, run_in_plain_kernel, score_problems, shown, some, submit, verdicts_of)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ..helpers import children
 from ..helpers.foreign_courses import NBGRADER_SAYS, USER_GUIDE, adoption_lines, read_gradebook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,8 +69,8 @@ if sys.argv[1:2] == ["autograde"]:  # finish what an interrupted run left half-g
 
 
 def run(args, cwd, env):
-    result = subprocess.run(args, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            timeout=SECONDS)
+    result = children.run(args, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=SECONDS)
     assert result.returncode == 0, f"{' '.join(map(str, args))}:\n{result.stdout[-3000:]}"
     return result.stdout
 

@@ -43,11 +43,12 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from posenc_course.course import generate, nbgrader_env, new_course, run_nbgrader
+from posenc_course.course import generate, nbgrader_env, new_course
 from posenc_course.student.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
+from ..helpers.children import run_nbgrader
 from ..helpers import graders
 from ..helpers.lab import stop_lab
 

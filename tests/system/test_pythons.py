@@ -22,6 +22,7 @@ import pytest
 from posenc_course import ROOT
 from posenc_course.layout import GRADED
 
+from ..helpers import children
 from ..helpers.repository import OUTER_MAKE, clean_copy
 
 try:
@@ -84,9 +85,9 @@ def make(copy, *args, timeout=1800, env=None):
 
 
 def posenc_check(copy, notebook):
-    result = subprocess.run([str(copy / ".venv" / "bin" / "posenc-check"), str(notebook), "--json"],
-                            cwd=copy, capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "PATH": f"{copy / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}"})
+    result = children.run([str(copy / ".venv" / "bin" / "posenc-check"), str(notebook), "--json"],
+                          cwd=copy, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PATH": f"{copy / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}"})
     return result.returncode, json.loads(result.stdout) if result.stdout.strip() else None, result.stderr
 
 
@@ -149,6 +150,46 @@ def test_install_and_grade(python, tmp_path):
 
     code, blank, stderr = posenc_check(copy, copy / "release" / "posenc" / "exercises.ipynb")
     assert code == 1 and blank and blank["score"] == 0 and blank["max_score"] == maxima["posenc"], (code, blank, stderr)
+
+
+def dropped_distribution(venv, name):
+    """Put a distribution `name` into `venv` as an installer leaves one (a module, and its dist-info whose RECORD
+    lists it), standing for a package an older lock had; return its module's path."""
+    [site] = (venv / "lib").glob("python3.*/site-packages")
+    module = site / f"{name}.py"
+    module.write_text("")
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "INSTALLER").write_text("pip\n")
+    (info / "RECORD").write_text("".join(f"{path},,\n" for path in (module.name, *(f"{info.name}/{part}" for part in
+                                                                               ("METADATA", "INSTALLER", "RECORD")))))
+    return module
+
+
+def test_installing_over_a_venv_leaves_it_equal_to_the_lock(tmp_path):
+    """A package the lock no longer names goes at the next ``make install``, with uv and with pip; pip, uv and the
+    course's editable installs stay, and a ``make install`` with nothing changed installs nothing."""
+    copy = clean_copy(tmp_path / "posenc")
+    installed = make(copy, "install")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    venv = copy / ".venv"
+    for installer in ("uv", "pip"):
+        module = dropped_distribution(venv, f"dropped_by_{installer}")
+        os.utime(venv / ".installed", (0, 0))  # as if requirements.lock had changed since
+        again = make(copy, "install", f"INSTALLER={installer}")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert f"uninstalling what requirements.lock does not name: dropped-by-{installer}" in again.stdout.splitlines()
+        assert not module.exists(), f"make install INSTALLER={installer} left {module.name}:\n{again.stdout}"
+    kept = subprocess.run([str(venv / "bin" / "python"), "-c",
+                           "import posenc_course, hardened_grading, pip; print(posenc_course.__file__, "
+                           "hardened_grading.__file__)"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert kept.returncode == 0, kept.stderr
+    assert kept.stdout.split() == [str(copy / "posenc_course" / "__init__.py"),
+                                   str(copy / "engine" / "hardened_grading" / "__init__.py")], "not editable installs"
+    assert (venv / "bin" / "uv").exists()
+    unchanged = make(copy, "install")
+    assert unchanged.returncode == 0 and "install" not in unchanged.stdout, unchanged.stdout + unchanged.stderr
 
 
 #: Prints what of lock-overrides.txt's packages is installed, or imported by reading a notebook: it must print nothing.

@@ -30,7 +30,7 @@ CAUGHT_BY_THE_NEXT_LINE = {
         "length, width = tokens.shape[-2:]  (the test tries np.zeros(6), which a broadcasting answer accepts)",
     (ASSIGNMENT, "apply_rope: `if x.ndim < 2 or x.shape[-1] % 2:` -> `pass`"):
         "rope_frequencies(x.shape[-1], base), whose contract raises ValueError for an odd dimension",
-    (ASSIGNMENT, "alibi_slopes: `if isinstance(num_heads, bool) or int(num_heads) != num_heads or num_heads < 1:` -> `pass`"):
+    (ASSIGNMENT, "alibi_slopes: `if (isinstance(num_heads, (bool, np.bool_))` -> `pass`"):
         "math.log2(num_heads) for num_heads < 1 (the test tries -2, for which np.arange(1, num_heads + 1) is empty)",
     (ADVANCED, "rel_shift: `if x.ndim < 2:` -> `pass`"):
         "lq, lk = x.shape[-2:]",

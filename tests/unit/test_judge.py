@@ -570,3 +570,37 @@ def test_an_answer_cells_names_are_read_from_its_text_and_its_magics_are_not_syn
     assert syntax.syntax_problem("%matplotlib inline\nx = 1\n") is None
     problem = syntax.syntax_problem("x = 1\nex02_tokens_with_a_row = (24\n")
     assert (problem.lineno, problem.msg) == (2, "'(' was never closed")
+
+
+def _course_checks_setup():
+    """A test cell's namespace with numpy and the course's check helpers (authoring/check_helpers.py)."""
+    from posenc_course.layout import ROOT
+
+    namespace = {"np": np}
+    exec((ROOT / "authoring" / "check_helpers.py").read_text(), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("value, described", [
+    (np.array(["a", "b"]), "a numpy array of str, shape (2,)"),
+    (np.array([[b"x"]]), "a numpy array of bytes, shape (1, 1)"),
+    (np.array([None, 1], dtype=object), "a numpy array of objects, shape (2,)"),
+    (np.str_("a"), "a numpy str scalar"),
+])
+def test_an_array_that_is_not_numbers_is_described_by_its_dtype_and_shape_not_as_opaque(value, described):
+    """The judge cannot read an array of strings as data; a check's message still says what came back."""
+    the_judge = judge.Judge(_answers(f=lambda: value))
+    the_judge.run("check_dtype(f(), 'f', 'f()')\ncheck_number(f(), 'int', 'n')", _course_checks_setup(),
+                  "<test cell t>", functions={"f"})
+    messages = [check.message for check in the_judge.checks]
+    assert messages[0] == f"f(): expected a numpy array, got {described}"
+    assert messages[1].endswith(f"({described})") and "Opaque" not in " ".join(messages)
+    back = roundtrip(value)
+    assert isinstance(back, agent.Opaque) and back.description == described
+
+
+def test_what_the_kernel_says_of_an_array_is_believed_only_when_it_is_a_known_kind_and_a_shape():
+    forged = {"t": "opaque", "type": "ndarray", "repr": "x", "kind": "U", "shape": ["expected 42"]}
+    assert agent.decode(forged).description == "a ndarray"
+    assert agent.decode(dict(forged, kind="<script>", shape=[2])).description == "a ndarray"
+    assert agent.decode({"t": "opaque", "type": "Sneaky", "repr": "x"}).description == "a Sneaky"

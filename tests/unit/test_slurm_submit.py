@@ -283,3 +283,27 @@ def test_a_task_grades_its_shard_of_the_number_of_shards_given(tmp_path, task, c
         assert parse_shard(args.shard) == (int(task), int(shards or count))
     else:
         assert "the array's ids run from 0 to 3" in done.stderr
+
+
+def test_submitting_loads_the_course_s_config_once_and_submits_what_it_says(course, tmp_path, monkeypatch):
+    """The gradebook's URL and the memory per CPU both come from nbgrader_config.py, read once for both."""
+    from hardened_grading.class_grading import slurm as engine_slurm
+
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write("\nc.ResilientExecute.memory_mb = 8192\n")
+    loaded = []
+
+    def counted(folder):
+        loaded.append(folder)
+        return real_load_config(folder)
+
+    real_load_config = engine_slurm.load_config
+    monkeypatch.setattr(engine_slurm, "load_config", counted)
+    folder = fake_sbatch(tmp_path / "bin", "1234", "1235")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    assert slurm.submit(course, 2, 1) == (slurm.Job("1234"), slurm.Job("1235"))
+    assert loaded == [course], f"nbgrader_config.py was loaded {len(loaded)} times: {loaded}"
+    from hardened_grading.sandbox.limits import Limits
+
+    for call in (folder / "calls").read_text().splitlines():
+        assert f"--mem-per-cpu={8192 + Limits().tmp_mb + slurm.WORKER_MB}M" in call.split()

@@ -87,12 +87,13 @@ class Scripts:
 ENGINE_SCRIPTS = Scripts()  #: the engine's own
 
 
-def shared_gradebook(course, db_url=None, *, scripts=ENGINE_SCRIPTS):
-    """The gradebook every task writes to: `db_url`, else the course's ``CourseDirectory.db_url``. Raise
-    :class:`UsageError` for a SQLite one or one with a password in its URL, saying what to do."""
+def shared_gradebook(course, db_url=None, *, scripts=ENGINE_SCRIPTS, config=None):
+    """The gradebook every task writes to: `db_url`, else the course's ``CourseDirectory.db_url`` (from `config`,
+    its loaded ``nbgrader_config.py``, loaded here if not given). Raise :class:`UsageError` for a SQLite one or one
+    with a password in its URL, saying what to do."""
     from sqlalchemy.engine import make_url
 
-    url = make_url(gradebook_url(load_config(course), course, db_url))
+    url = make_url(gradebook_url(load_config(course) if config is None else config, course, db_url))
     if url.get_backend_name() != "postgresql":
         raise UsageError(f"the gradebook is {safe_url(url)}: the tasks of a Slurm job need one PostgreSQL gradebook "
                          "that every node reaches. Set c.CourseDirectory.db_url in nbgrader_config.py, or give "
@@ -118,10 +119,11 @@ def only_this_machine(url):
     return None
 
 
-def memory_per_cpu(course):
+def memory_per_cpu(course, config=None):
     """MiB of memory per CPU for a task: one grading worker per CPU, whose kernel may use ``memory_mb`` and a private
-    /tmp of ``tmp_mb`` (the course's ``ResilientExecute`` settings), and WORKER_MB for the worker itself."""
-    settings = load_config(course).ResilientExecute
+    /tmp of ``tmp_mb`` (the course's ``ResilientExecute`` settings, from `config`, its loaded ``nbgrader_config.py``,
+    loaded here if not given), and WORKER_MB for the worker itself."""
+    settings = (load_config(course) if config is None else config).ResilientExecute
     limits = Limits()
     return settings.get("memory_mb", limits.memory_mb) + settings.get("tmp_mb", limits.tmp_mb) + WORKER_MB
 
@@ -199,12 +201,13 @@ def submit(course=None, *, tasks, cpus, assignment=None, notebook=None, db_url=N
     missing = missing_programs(bin_folder, scripts)
     if missing:
         raise UsageError(f"{', '.join(missing)} not in {bin_folder}: {scripts.run_with}")
-    url = shared_gradebook(course, db_url, scripts=scripts)
+    config = load_config(course)  # once: the gradebook and the memory per CPU both read it
+    url = shared_gradebook(course, db_url, scripts=scripts, config=config)
     warning = only_this_machine(url)
     if warning:
         print(warning, file=sys.stderr)
     (course / "logs").mkdir(exist_ok=True)  # Slurm writes the tasks' output there, and makes no folder
-    memory_mb = memory_per_cpu(course) if memory_mb is None else memory_mb
+    memory_mb = memory_per_cpu(course, config) if memory_mb is None else memory_mb
     grade, finish = sbatch_commands(course, tasks=tasks, cpus=cpus, assignment=assignment, notebook=notebook,
                                     db_url=db_url and url, bin_folder=bin_folder, extra=extra,
                                     finish_extra=finish_extra, memory_mb=memory_mb, scripts=scripts)

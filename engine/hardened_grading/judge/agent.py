@@ -53,6 +53,9 @@ def encode(value, depth=0):
         text = repr(value)[:300]
     except Exception:
         text = "(no repr)"
+    if isinstance(value, (numpy.ndarray, numpy.generic)):  # of strings, objects, dates: what it is, not its data
+        return {"t": "opaque", "type": type(value).__name__, "repr": text, "kind": value.dtype.kind,
+                "shape": list(numpy.shape(value))}
     return {"t": "opaque", "type": type(value).__name__, "repr": text}
 
 
@@ -93,14 +96,35 @@ def read_npy(raw):
     return numpy.load(io.BytesIO(raw), allow_pickle=False)
 
 
-class Opaque:
-    """A value the student's code produced that is not a number, string, array or container."""
+#: What a numpy dtype kind that does not cross as numbers holds, as a message says it.
+ARRAY_KINDS = {"U": "str", "S": "bytes", "O": "objects", "M": "datetime64", "m": "timedelta64", "V": "void"}
 
-    def __init__(self, type_name, text):
+
+class Opaque:
+    """A value the student's code produced that is not a number, string, array of numbers or container.
+
+    `description` says what it is, for a message: ``a numpy array of str, shape (2,)`` for an array that did not
+    cross as numbers (`kind` its dtype kind, `shape` its shape), else ``a <type_name>``. Both are the kernel's
+    word: only a known kind and a shape of whole numbers are believed.
+    """
+
+    def __init__(self, type_name, text, kind=None, shape=None):
         self.type_name, self.text = type_name, text
+        self.description = describe_opaque(type_name, kind, shape)
 
     def __repr__(self):
         return f"<{self.type_name} object: {self.text}>"
+
+
+def describe_opaque(type_name, kind=None, shape=None):
+    """``a numpy array of <what>, shape <shape>`` for an array of dtype kind `kind` (``ARRAY_KINDS``) and `shape`
+    (a list of whole numbers), ``a numpy <what> scalar`` for a numpy scalar (`shape` empty); else ``a <type_name>``."""
+    whole = isinstance(shape, list) and len(shape) <= 32 and all(type(n) is int and n >= 0 for n in shape)
+    if kind in ARRAY_KINDS and whole:
+        if type_name != "ndarray" and not shape:
+            return f"a numpy {ARRAY_KINDS[kind]} scalar"
+        return f"a numpy array of {ARRAY_KINDS[kind]}, shape {tuple(shape)}"
+    return f"a {str(type_name)[:60]}"
 
 
 def decode(data, resolve=None):
@@ -125,7 +149,7 @@ def decode(data, resolve=None):
         return {decode(k, resolve): decode(v, resolve) for k, v in value}
     if kind in ("callable", "callback") and resolve is not None:
         return resolve(data)
-    return Opaque(data.get("type", kind), data.get("repr", ""))
+    return Opaque(data.get("type", kind), data.get("repr", ""), data.get("kind"), data.get("shape"))
 
 
 def exception_description(error):
