@@ -125,11 +125,21 @@ def t5_relative_position_bucket(relative_position, bidirectional=True, num_bucke
         ``key_position - query_position`` (T5's ``memory - query``).
     bidirectional : bool, optional
     num_buckets : int, optional
+        At least 4 when bidirectional (each direction's half needs an exact bucket and a log-spaced
+        one), at least 2 when not.
     max_distance : int, optional
+        Larger than the last exact distance, ``num_buckets // 4`` when bidirectional and
+        ``num_buckets // 2`` when not: the log-spaced buckets lie between the two.
 
     Returns
     -------
     ndarray of int64, same shape as `relative_position`
+
+    Raises
+    ------
+    ValueError
+        If `num_buckets` is not an integer of at least 4 (bidirectional) or 2, or if
+        `max_distance` is not a finite number larger than the last exact distance.
 
     Examples
     --------
@@ -138,6 +148,19 @@ def t5_relative_position_bucket(relative_position, bidirectional=True, num_bucke
     >>> print(t5_relative_position_bucket([-16, -113, 5], bidirectional=False))
     [16 31  0]
     """
+    smallest = 4 if bidirectional else 2
+    if (isinstance(num_buckets, (bool, np.bool_))
+            or not isinstance(num_buckets, (int, float, np.integer, np.floating)) or num_buckets % 1 != 0
+            or num_buckets < smallest):
+        raise ValueError(f"num_buckets must be an integer >= {smallest} "
+                         f"({'bidirectional' if bidirectional else 'causal'}), got {num_buckets!r}")
+    num_buckets = int(num_buckets)
+    last_exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
+    if (isinstance(max_distance, (bool, np.bool_))
+            or not isinstance(max_distance, (int, float, np.integer, np.floating))
+            or not np.isfinite(max_distance) or not max_distance > last_exact):
+        raise ValueError(f"max_distance must be a finite number larger than {last_exact}, the last exact "
+                         f"distance of {num_buckets} buckets, got {max_distance!r}")
     relative_position = np.asarray(relative_position).astype(np.int64)
     if bidirectional:
         num_buckets //= 2

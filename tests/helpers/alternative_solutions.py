@@ -102,6 +102,11 @@ def _t5_bucket_scalar(rel, bidirectional, num_buckets, max_distance):
 
 
 def t5_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    if isinstance(num_buckets, bool) or not float(num_buckets).is_integer() or num_buckets < (4 if bidirectional else 2):
+        raise ValueError("too few buckets, or not a whole number of them")
+    exact = (int(num_buckets) // 2 if bidirectional else int(num_buckets)) // 2
+    if isinstance(max_distance, bool) or not math.isfinite(max_distance) or max_distance <= exact:
+        raise ValueError("max_distance must lie past the exact buckets")
     rel = np.asarray(relative_position)
     flat = [_t5_bucket_scalar(int(r), bidirectional, num_buckets, max_distance) for r in rel.ravel()]
     return np.array(flat, dtype=np.int64).reshape(rel.shape)

@@ -88,7 +88,12 @@ def alibi_slopes(num_heads):
         "t5_relative_position_bucket": '''
 def t5_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
     # HF's T5Attention._relative_position_bucket in numpy, float32 as in torch, the log taken of
-    # the large distances only (max with max_exact), so distance 0 warns nothing.
+    # the large distances only (max with max_exact), so distance 0 warns nothing; the contract's checks first.
+    min_buckets = 4 if bidirectional else 2
+    if isinstance(num_buckets, (bool, np.bool_)) or not (num_buckets % 1 == 0 and num_buckets >= min_buckets):
+        raise ValueError(f"num_buckets must be an integer >= {min_buckets}")
+    if not (np.isfinite(max_distance) and max_distance > (num_buckets // 2 if bidirectional else num_buckets) // 2):
+        raise ValueError("max_distance must be finite and beyond the exact buckets")
     relative_position = np.asarray(relative_position)
     relative_buckets = np.zeros_like(relative_position)
     if bidirectional:

@@ -122,17 +122,8 @@ def example_call(qualified):
     return recorded[0]
 
 
-#: ``{(function, argument): why}``: integer arguments a reference does not check yet, each failing this test.
-NOT_CHECKED_YET = {
-    ("relative.t5_relative_position_bucket", "num_buckets"):
-        "True (or 2 when bidirectional) divides by zero: it needs a check of num_buckets and a hidden test for it",
-}
-
-INTEGER_ARGUMENTS = [
-    pytest.param(qualified, parameter, id=f"{qualified}-{parameter}",
-                 marks=[pytest.mark.xfail(strict=True, reason=NOT_CHECKED_YET[qualified, parameter])]
-                 if (qualified, parameter) in NOT_CHECKED_YET else [])
-    for qualified, function in sorted(FUNCTIONS.items()) for parameter in integer_parameters(function)]
+INTEGER_ARGUMENTS = [pytest.param(qualified, parameter, id=f"{qualified}-{parameter}")
+                     for qualified, function in sorted(FUNCTIONS.items()) for parameter in integer_parameters(function)]
 
 
 def outcome(function, call, parameter, value):
