@@ -241,9 +241,31 @@ def _name_hint(shell, name):
             "ran: fix that cell and run it again")
 
 
+def _stale_stub(shell, value, frames):
+    """What to say in place of a stub's "not answered yet" when the student did change the cell
+    that defines it, and that cell has a syntax error: the stub is still the one that ran. None
+    otherwise. `frames`: the traceback's, the innermost last."""
+    if isinstance(value, NotImplementedError) and frames:
+        name = frames[-1].tb_frame.f_code.co_name  # the stub that raised
+    else:
+        found = re.match(r"(\w+): not answered yet", str(value))
+        name = found and found.group(1)  # a concept answer still the ...
+    if "not answered yet" not in str(value) or not name:
+        return None
+    try:
+        error = _syntax_error_defining(shell, name)
+    except Exception:  # the history cannot be read: the stub's own words
+        return None
+    if error is None:
+        return None
+    where = f"line {error.lineno}: " if error.lineno else ""
+    return (f"{name} is still the stub: you changed the cell that defines it, but it has a "
+            f"syntax error ({where}{error.msg}), so it never ran: fix that cell and run it again")
+
+
 # A failed check shows the line of your test cell and the check's message, not the code of this
 # cell; a name that is not defined gets a hint: the syntax error of the cell that defines it, or
-# to run the cells above.
+# to run the cells above; a stub still there because its new code has a syntax error says so.
 def _short_traceback(shell, etype, value, tb, tb_offset=None):
     frames = []
     while tb is not None:
@@ -256,11 +278,14 @@ def _short_traceback(shell, etype, value, tb, tb_offset=None):
         frames[keep - 1].tb_next = None
     if isinstance(value, NameError) and len(value.args) == 1:
         value.args = (value.args[0] + _name_hint(shell, getattr(value, "name", None)),)
+    stale = _stale_stub(shell, value, frames)
+    if stale is not None:
+        value.args = (stale,)
     shell.showtraceback((etype, value, frames[0] if frames else None), tb_offset=tb_offset)
 
 
 try:
-    get_ipython().set_custom_exc((AssertionError, NameError), _short_traceback)
+    get_ipython().set_custom_exc((AssertionError, NameError, NotImplementedError), _short_traceback)
 except NameError:  # not in IPython: the grader's own copy of these helpers
     pass
 

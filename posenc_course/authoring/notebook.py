@@ -40,6 +40,7 @@ import textwrap
 import nbformat
 
 import posenc_solutions
+from hardened_grading.attempts import NOT_ATTEMPTED, STARTED
 from hardened_grading.judge import messages
 
 from . import dryrun
@@ -355,6 +356,8 @@ def show_progress():
     # {answer cell: the names its code defines}
     defines = %(defines)s
     ran = globals().get("_posenc_ran", {})
+    # posenc-check's words: every answer still the stub; some still the stub
+    not_attempted, started = %(not_attempted)r, %(started)r
 
     def answer_ran(answer):
         found = [ran.get("defines " + name) for name in defines.get(answer, [])]
@@ -369,6 +372,7 @@ def show_progress():
         broken = [(answer, r) for answer, r in written if r is not None and not r["ok"]]
         known = bool(written) and all(r is not None for _, r in written)  # all answers ran here
         stubs_only = known and all(r.get("stub") for _, r in written)
+        partly = known and not stubs_only and any(r.get("stub") for _, r in written)  # some stubs
         results = [(test, ran.get(test.replace("_", "-")) or ran.get(key)) for test, key in tests]
         run = [(test, r) for test, r in results if r is not None]
         failed = [(test, r) for test, r in run if not r["ok"]]
@@ -378,7 +382,7 @@ def show_progress():
             todo = f"fix its answer cell {broken[0][0]}, which shows an error"
         elif stubs_only or not known and run and len(failed) == len(run) and all(
                 "not answered yet" in r["error"] for _, r in failed):
-            status, todo = "not attempted", "answer it"  # every answer still the stub
+            status, todo = not_attempted, "answer it"  # every answer still the stub
         elif not run:
             status, todo = "not run yet", "run its cells"
         elif failed:
@@ -392,6 +396,8 @@ def show_progress():
         else:
             status, todo = f"passes its visible tests ({len(tests)} test cells)", None
             passing += 1
+        if partly and not broken:
+            status = f"{started}: {status}"
         if todo and first is None:
             first = (exercise, title, todo)
         rows.append(f"{exercise:<8} {points:>6g}   {status}")
@@ -430,11 +436,14 @@ def tracker_source(grader, table, defines):
     -------
     str
         The source, with the engine's :func:`hardened_grading.judge.messages.elide` in it (the cell cannot import
-        the engine: a student's kernel may not have it).
+        the engine: a student's kernel may not have it), and the words of :mod:`hardened_grading.attempts` for an
+        exercise not attempted (every answer still the stub) or started (some are), as the class report and
+        posenc-check say them.
     """
     shorten = textwrap.indent(messages.SOURCE, " " * 4).strip()
     return TRACKER_SOURCE % {"grader": grader, "table": table, "shorten": shorten, "defines": defines,
-                             "not_answered": NOT_ANSWERED, "concept_stub": CONCEPT_STUB.pattern}
+                             "not_answered": NOT_ANSWERED, "concept_stub": CONCEPT_STUB.pattern,
+                             "not_attempted": NOT_ATTEMPTED, "started": STARTED}
 
 
 PROGRESS_INTRO = """## Your progress

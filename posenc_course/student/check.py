@@ -236,7 +236,7 @@ def format_result(scores, checks, states=None, shown=SHOWN_FAILURES, notebook="e
     lines = [f"{'exercise':<9} {'points':>9}", "-" * 72]
     for exercise, (score, max_score) in scores.items():
         failed = [c for c in checks.get(exercise, []) if not c["passed"]]
-        note = ("not attempted" if exercise in idle
+        note = (NOT_ATTEMPTED if exercise in idle
                 else f"{len(failed)} failed check{'' if len(failed) == 1 else 's'}" if failed else "")
         lines.append(f"{exercise:<9} {score:>4g}/{max_score:<4g}  {note}".rstrip())
         lines += [f"    {text}" for text in broken.get(exercise, [])]  # said even where the stub is left

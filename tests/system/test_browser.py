@@ -4,7 +4,8 @@ One JupyterLab for the whole module, started as a student starts it (``posenc-la
 set-up of this environment), on the loopback with a token, in a temporary folder that holds the release
 notebooks. Each test opens its own copy of a notebook and walks one step of a student's path through
 the menus, the toolbar and the cells' editors: Run All on the stubs, a correct exercise typed in, a
-common mistake, Validate, the theory notebook. JupyterLab is shut down at the end, whatever happens.
+common mistake, Validate, the theory notebook, and a student's first hour from a fresh copy to the feedback page,
+read offline. JupyterLab is shut down at the end, whatever happens.
 
 Screenshots go to the folder ``$POSENC_SCREENSHOTS`` (made if missing), for a person to look at;
 without it, to pytest's temporary folder. Without chromium the module is skipped, with the reason:
@@ -30,10 +31,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from posenc_course.course import new_course, nbgrader_env
+from posenc_course.course import generate, new_course, nbgrader_env, run_nbgrader
 from posenc_course.layout import RELEASE_NOTEBOOK, ROOT
 from posenc_course.authoring.notebook import LANGUAGE_INFO
-from posenc_course.submissions import grade_id, make_submission, reference_answers
+from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
 
 from ..helpers.lab import stop_lab
 from ..helpers.wrong_solutions import WRONG
@@ -400,6 +401,131 @@ def test_the_theory_notebook_runs_with_its_figures_and_no_error(page, lab, scree
     page.screenshot(path=screenshots / "08-theory-figures.png")
     assert images.count() == figures
     assert page.locator(ERROR_OUTPUT).count() == 0
+
+
+# A student's first hour, from a fresh copy to the feedback ----------------------------------------
+
+#: The student's ex03 answer: the reference relative_position_matrix, its last line left with a parenthesis open.
+UNCLOSED = reference_answers()["ex03_relative_position_matrix"].replace(
+    "    return np.subtract.outer(query_positions, key_positions).astype(np.int64)",
+    "    x = (query_positions[:, None] - key_positions[None, :]\n    return x")
+#: Where a page that needs the network for its maths would get it (nbconvert's default MathJax).
+MATHJAX = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/MathJax.js"
+#: The student's ex02 concept answer: the count asked for, written as a float.
+WHOLE_FLOAT = "ex02_tokens_with_a_row = 24.0"
+
+
+def save(page, name):
+    """Save the notebook (Ctrl+S), as a student does; wait until its tab is no longer marked unsaved."""
+    page.locator(".jp-NotebookPanel .jp-Notebook").first.click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+s")
+    tab = page.locator(".lm-TabBar-tab", has_text=name)
+    playwright_api.expect(tab).not_to_have_class(re.compile(r"\bjp-mod-dirty\b"))
+
+
+def graded_feedback(notebook_path, folder):
+    """The feedback page of the saved notebook at `notebook_path`: a course in `folder` releases the assignment,
+    ``nbgrader autograde`` grades the notebook and ``generate_feedback`` writes the page, as the instructor's do."""
+    course = new_course(folder)
+    generate(course)
+    write_submission(nbformat.read(str(notebook_path), as_version=4), course / "submitted", "student")
+    for command in (["autograde", "posenc", "--force"], ["generate_feedback", "posenc", "--force"]):
+        result = run_nbgrader(course, *command)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return course / "feedback" / "student" / "posenc" / "exercises.html"
+
+
+def offline_page(browser):
+    """A page whose every request but a local file's is aborted; and the list of the aborted ones' URLs."""
+    blocked = []
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+
+    def only_files(route):
+        if route.request.url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_files)
+    page = context.new_page()
+    page.set_default_timeout(STEP_MS)
+    return page, blocked
+
+
+def test_a_students_first_hour(page, lab, browser, screenshots, tmp_path):
+    """A fresh copy of the release, Run All from the menu: the view lands on Your progress. The student answers
+    ex03's relative_position_matrix with a parenthesis left open and ex02's count as 24.0, and runs all again: the
+    answer cell says SyntaxError, its test cell that the stub is still there because of that syntax error (not
+    "not answered yet", nor "check the spelling"), the float count passes with no red box, and the progress cell
+    says both (ex02 started). The saved notebook is
+    graded by nbgrader; its feedback page, opened with every request but the file's blocked, shows its formulas as
+    MathML, with no TeX left."""
+    name = "first-hour.ipynb"
+    assert "x = (" in UNCLOSED, "the reference's last line is the one the student leaves open"
+    open_notebook(page, lab, name)
+    progress = run_all(page)
+    page.screenshot(path=screenshots / "11a-first-hour-run-all-lands-on-progress.png")
+    playwright_api.expect(progress).to_have_class(re.compile(r"\bjp-mod-active\b"))
+    assert in_view(page, progress)
+    assert progress.locator(".jp-OutputArea-output").inner_text().count("not attempted") == 10
+
+    type_into(page, "ex03_relative_position_matrix", UNCLOSED)
+    type_into(page, "ex02_tokens_with_a_row_answer", WHOLE_FLOAT)
+    progress = run_all(page)
+    page.screenshot(path=screenshots / "11b-first-hour-run-all-again.png")
+    assert in_view(page, progress)
+
+    answer = cell(page, "ex03_relative_position_matrix")
+    [error] = errors(answer)
+    answer.locator(ERROR_OUTPUT).scroll_into_view_if_needed()
+    page.screenshot(path=screenshots / "11c-first-hour-syntax-error.png")
+    assert "SyntaxError" in error and "was never closed" in error and "NameError" not in error, error
+    # the test cell runs the stub the first Run All defined, and says why it is still there
+    [error] = errors(cell(page, "ex03_relative_position_matrix_test"))
+    said = error.strip().splitlines()[-1]  # the message, under the traceback (which shows the stub's code)
+    assert said.startswith("NotImplementedError: relative_position_matrix is still the stub: you changed the cell "
+                           "that defines it, but it has a syntax error") and "was never closed" in said, error
+    assert "check the spelling" not in said and "not answered yet" not in said, said
+
+    count_test = cell(page, "ex02_tokens_with_a_row_test")
+    count_test.scroll_into_view_if_needed()
+    page.screenshot(path=screenshots / "11d-first-hour-float-count-accepted.png")
+    assert errors(count_test) == [] and errors(cell(page, "ex02_tokens_with_a_row_answer")) == []
+
+    report = progress.locator(".jp-OutputArea-output").inner_text()
+    progress.scroll_into_view_if_needed()
+    progress.screenshot(path=screenshots / "11e-first-hour-progress.png")
+    rows = {line[:4]: line for line in report.splitlines() if re.match(r"ex\d\d ", line)}
+    assert "the answer cell ex03_relative_position_matrix raised:" in rows["ex03"], report
+    assert "SyntaxError" in report.split(rows["ex03"], 1)[1].splitlines()[1], report
+    assert "started: 1 of 2 test cells pass; ex02_add_positions_test says:" in rows["ex02"], report
+    assert report.count("not attempted") == 8, report
+
+    save(page, name)
+    feedback = graded_feedback(lab.folder / name, tmp_path / "course")
+    offline, blocked = offline_page(browser)
+    try:
+        control = offline.context.new_page()  # the control: the network is blocked in this context
+        with pytest.raises(playwright_api.Error):
+            control.goto(MATHJAX)
+        control.close()
+        assert blocked == [MATHJAX], blocked
+        offline.goto(feedback.as_uri(), wait_until="load")  # a page without scripts: all there once loaded
+        offline.screenshot(path=screenshots / "11f-first-hour-feedback-offline-top.png")
+        formulas = offline.locator(".text_cell_render math")
+        count = formulas.count()
+        boxes = [formulas.nth(n).bounding_box() for n in range(min(count, 20))]
+        shown = offline.locator(".text_cell_render").all_inner_texts()
+        (formulas.first if count else offline.locator(".text_cell_render").nth(1)).scroll_into_view_if_needed()
+        offline.screenshot(path=screenshots / "11g-first-hour-feedback-offline-maths.png")
+    finally:
+        offline.context.close()
+    assert blocked == [MATHJAX], f"the feedback page asked the network for {blocked[1:]}"
+    tex = [text for text in shown if re.search(r"\$\\|\\\(|\\\[|\\frac|\\sin", text)]
+    assert tex == [], tex[:3]
+    # exercise 1's text alone has more than 10 formulas: a page where only a stray one became MathML fails
+    assert count >= 10 and all(box and box["width"] > 0 and box["height"] > 0 for box in boxes), boxes
 
 
 # What the student's JupyterLab shows, and what it does not -------------------------------------

@@ -57,6 +57,39 @@ def test_a_cell_fixed_and_run_again_is_no_longer_blamed(shell):
     assert "syntax error" not in str(raised(shell, "relative_position_matrix(3)"))
 
 
+#: a function's stub, as the release has it
+STUB = ('def relative_position_matrix(L):\n    # YOUR CODE HERE\n'
+        '    raise NotImplementedError("not answered yet: write this function here, in place of this line")\n')
+
+
+def test_a_stub_still_there_because_its_new_code_has_a_syntax_error_says_so(shell):
+    """Run All ran the stub; the student's code, run again, has a syntax error: the stub is what the test cell
+    calls, and its red box says why, in place of "not answered yet"."""
+    raised(shell, STUB)
+    assert isinstance(raised(shell, UNCLOSED), SyntaxError)
+    error = raised(shell, "check_true(relative_position_matrix(3) is not None, 'r')")
+    assert isinstance(error, NotImplementedError)
+    assert str(error) == ("relative_position_matrix is still the stub: you changed the cell that defines it, but it "
+                          "has a syntax error (line 2: '(' was never closed), so it never ran: fix that cell and run "
+                          "it again")
+
+
+def test_a_concept_answer_still_the_dots_because_its_new_cell_has_a_syntax_error_says_so(shell):
+    raised(shell, "ex02_tokens_with_a_row = ...  # YOUR ANSWER HERE")
+    assert isinstance(raised(shell, "ex02_tokens_with_a_row = (24"), SyntaxError)
+    error = raised(shell, "check_answered(ex02_tokens_with_a_row, 'ex02_tokens_with_a_row')")
+    assert str(error).startswith("ex02_tokens_with_a_row is still the stub: you changed the cell that defines it, "
+                                 "but it has a syntax error (line 1: "), str(error)
+
+
+def test_a_stub_left_as_released_still_says_not_answered_yet(shell):
+    raised(shell, STUB)
+    assert str(raised(shell, "relative_position_matrix(3)")).startswith("not answered yet: write this function")
+    raised(shell, "ex02_tokens_with_a_row = ...  # YOUR ANSWER HERE")
+    error = raised(shell, "check_answered(ex02_tokens_with_a_row, 'ex02_tokens_with_a_row')")
+    assert str(error).startswith("ex02_tokens_with_a_row: not answered yet: replace the ..."), str(error)
+
+
 @pytest.fixture
 def helpers():
     """The check helpers as the grader runs them: in a namespace of their own, outside IPython."""

@@ -300,8 +300,8 @@ def part_line(data, part):
     values = [row[part][0] for row in data.scores.values() if part in row]
     maximum = next(row[part][1] for row in data.scores.values() if part in row)
     full = sum(1 for v in values if v >= maximum)
-    counts = (f"attempted {len(data.attempted(part))} ({len(data.started.get(part, ()))} of them only started: "
-              f"some answers still the stub); not attempted {len(data.not_attempted.get(part, ()))}"
+    counts = (f"attempted {len(data.attempted(part))} ({len(data.started.get(part, ()))} of them only {STARTED}: "
+              f"some answers still the stub); {NOT_ATTEMPTED} {len(data.not_attempted.get(part, ()))}"
               if part in data.tested else "attempts not known (no test cell)")
     return (values, maximum, f"mean {sum(values) / len(values):.2f} of {maximum:g}; full marks {full} of "
                              f"{len(values)}; {counts}; unreadable {len(data.unreadable)}")
