@@ -69,11 +69,37 @@ def progress(message):
 
 
 def sample(mutants, size):
-    """`size` mutants spread evenly over the list (so over every exercise and kind), the same every run."""
+    """`size` mutants, the same every run: at least one of every exercise, the rest shared among the exercises as
+    their mutants are (the largest remainders rounding), each exercise's spread evenly over its list (so over its
+    functions and kinds of change); in the list's order. Spread evenly over the whole list, an exercise with few
+    mutants could be left out when another exercise gained some."""
     if size >= len(mutants):
         return list(mutants)
-    step = len(mutants) / size
-    return [mutants[int(i * step)] for i in range(size)]
+    exercises = {}
+    for index, mutant in enumerate(mutants):
+        exercises.setdefault(mutant.exercise, []).append(index)
+    if len(exercises) > size:
+        return [mutants[int(i * len(mutants) / size)] for i in range(size)]
+    quotas = _shares(size, {exercise: len(indices) for exercise, indices in exercises.items()})
+    chosen = sorted(indices[int(i * len(indices) / quotas[exercise])]
+                    for exercise, indices in exercises.items() for i in range(quotas[exercise]))
+    return [mutants[index] for index in chosen]
+
+
+def _shares(size, counts):
+    """``{name: share}``: `size` shared among `counts` (``{name: how many there are}``), one each first, then the
+    rest in proportion to what each has beyond its one, by largest remainders (ties in the order given); no share
+    above its count."""
+    shares = dict.fromkeys(counts, 1)
+    spare, beyond = size - len(counts), {name: count - 1 for name, count in counts.items()}
+    total = sum(beyond.values())
+    exact = {name: spare * extra / total for name, extra in beyond.items()} if total else dict.fromkeys(counts, 0)
+    for name in counts:
+        shares[name] += int(exact[name])
+    left = size - sum(shares.values())
+    for name in sorted(counts, key=lambda n: -(exact[n] - int(exact[n])))[:left]:
+        shares[name] += 1
+    return shares
 
 
 def accepted_survivors(path=ACCEPTED_FILE):

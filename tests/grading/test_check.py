@@ -277,8 +277,8 @@ def test_a_prepared_assignment_is_kept_and_used_again_only_whole(notebooks, tmp_
     env = {**nbgrader_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
     def check():
-        result = subprocess.run([str(COMMAND), str(notebooks["one_wrong"]), "--json"], capture_output=True,
-                                text=True, env=env, timeout=600)
+        result = children.run([str(COMMAND), str(notebooks["one_wrong"]), "--json"], capture_output=True,
+                              text=True, env=env, timeout=600)
         assert result.returncode == 1, result.stderr
         return json.loads(result.stdout), "as an earlier run prepared it" in result.stderr
 
