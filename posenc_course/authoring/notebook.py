@@ -324,6 +324,9 @@ def _posenc_tracker():
                 return
             error = result.error_in_exec or result.error_before_exec
             text = "" if error is None else f"{type(error).__name__}: {str(error).strip()}"
+            if isinstance(error, SyntaxError):  # its line in the cell, not the kernel's file
+                where = f" (line {error.lineno})" if error.lineno else ""
+                text = f"{type(error).__name__}: {error.msg}{where}"
             text = text.removeprefix("AssertionError: ")  # a check's message says it all
             entry = {"ok": error is None, "error": _posenc_shorten(text, 300),
                      "stub": _is_stub(source)}

@@ -71,7 +71,7 @@ def test_an_answer_cell_with_a_syntax_error_is_found_by_the_name_it_would_define
     does not compile defined none, so its exercise said only its test cell's NameError."""
     unclosed = "def sinusoidal_row(p, d):\n    x = (\n"
     try:
-        compile(unclosed, "<cell>", "exec")
+        compile(unclosed, "/tmp/ipykernel_812/1824540003.py", "exec")  # the file name ipykernel gives a cell
     except SyntaxError as raised:
         error = raised
     events = Events()
@@ -86,4 +86,4 @@ def test_an_answer_cell_with_a_syntax_error_is_found_by_the_name_it_would_define
         namespace["show_progress"]()
     text = printed.getvalue()
     assert "the answer cell ex01_sinusoidal_row raised:" in text, text
-    assert "SyntaxError: '(' was never closed" in text, text
+    assert "SyntaxError: '(' was never closed (line 2)" in text and ".py" not in text, text
