@@ -5,6 +5,10 @@ exercise and keep full marks in every other one. The code runs in the student's 
 may use ``np``, ``math`` and the notebook's other functions.
 """
 
+import inspect
+
+import posenc_solutions
+
 WRONG = {}
 
 
@@ -140,25 +144,21 @@ def t5_relative_position_bucket(relative_position, bidirectional=True, num_bucke
         large = max_exact + (np.log(n / max_exact) / np.log(max_distance / max_exact) * (num_buckets - max_exact)).astype(int)
     return bucket + np.where(n < max_exact, n, np.minimum(large, num_buckets - 1))
 ''')
-wrong("t5_no_input_checks", "ex04", "t5_relative_position_bucket", '''
-def t5_relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    # The reference without its checks: 2 buckets bidirectional divide by zero, max_distance at the last
-    # exact distance makes every large distance a NaN bucket
-    relative_position = np.asarray(relative_position).astype(np.int64)
-    if bidirectional:
-        num_buckets //= 2
-        bucket = np.where(relative_position > 0, num_buckets, 0)
-        distance = np.abs(relative_position)
-    else:
-        bucket = np.zeros_like(relative_position)
-        distance = np.maximum(-relative_position, 0)
-    max_exact = num_buckets // 2
-    is_small = distance < max_exact
-    log_ratio = np.log(np.maximum(distance, max_exact) / max_exact) / np.log(max_distance / max_exact)
-    large = max_exact + np.floor(log_ratio * (num_buckets - max_exact)).astype(np.int64)
-    large = np.minimum(large, num_buckets - 1)
-    return bucket + np.where(is_small, distance, large)
-''')
+def _without_lines(function, first, stop):
+    """The reference `function`'s source without its lines from the one starting `first` up to the one starting
+    `stop` (each found exactly once), so that a wrong answer cannot silently become the reference."""
+    lines = inspect.getsource(function).splitlines(keepends=True)
+    [begin] = [i for i, line in enumerate(lines) if line.strip().startswith(first)]
+    [end] = [i for i, line in enumerate(lines) if line.strip().startswith(stop)]
+    assert begin < end, (first, stop)
+    return "".join(lines[:begin] + lines[end:])
+
+
+# The reference without its checks of num_buckets and max_distance: 2 buckets bidirectional divide by zero,
+# max_distance at the last exact distance makes every large distance a NaN bucket
+wrong("t5_no_input_checks", "ex04", "t5_relative_position_bucket", _without_lines(
+    posenc_solutions.t5_relative_position_bucket, "smallest = 4 if bidirectional",
+    "relative_position = np.asarray(relative_position)"))
 wrong("t5_bias_query_minus_key", "ex04", "t5_relative_bias", '''
 def t5_relative_bias(bias_table, query_positions, key_positions, bidirectional=True, max_distance=128):
     table = np.asarray(bias_table)
