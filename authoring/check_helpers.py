@@ -236,9 +236,8 @@ def _name_hint(shell, name):
     if error is None:
         return (". Run the cells above this one first (Run → Run All Above Selected Cell), or "
                 "check the spelling")
-    where = f"line {error.lineno}: " if error.lineno else ""
-    return (f": the cell that defines it has a syntax error ({where}{error.msg}), so it never "
-            "ran: fix that cell and run it again")
+    return (f": the cell that defines it has {_syntax_error_words(error)}, so it never ran: fix "
+            "that cell and run it again")
 
 
 def _stale_stub(shell, value, frames):
@@ -258,9 +257,15 @@ def _stale_stub(shell, value, frames):
         return None
     if error is None:
         return None
+    return (f"{name} is still the stub: you changed the cell that defines it, but it has "
+            f"{_syntax_error_words(error)}, so it never ran: fix that cell and run it again")
+
+
+def _syntax_error_words(error):
+    """How a student reads the SyntaxError `error`: "a syntax error (line 3: '(' was never
+    closed)", as the grader says it."""
     where = f"line {error.lineno}: " if error.lineno else ""
-    return (f"{name} is still the stub: you changed the cell that defines it, but it has a "
-            f"syntax error ({where}{error.msg}), so it never ran: fix that cell and run it again")
+    return f"a syntax error ({where}{error.msg})"
 
 
 # A failed check shows the line of your test cell and the check's message, not the code of this

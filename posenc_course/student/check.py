@@ -41,7 +41,7 @@ from ..course import load_config, nbgrader_api, nbgrader_env, new_course
 from hardened_grading.attempts import NOT_ATTEMPTED, part_states
 from hardened_grading.cells import is_answer_cell
 from hardened_grading.judge.messages import elide, repeated_together
-from hardened_grading.judge.syntax import syntax_problem
+from hardened_grading.judge.syntax import syntax_error_words, syntax_problem
 from hardened_grading.summary import checks_by_exercise, shorten, tested_name
 from hardened_grading.untrusted.terminal import escape
 from ..class_report import ATTEMPTS
@@ -213,10 +213,9 @@ def syntax_errors(notebook):
     for cell in notebook.cells:
         problem = syntax_problem(cell.source) if is_answer_cell(cell) else None
         if problem is not None:
-            where = f"line {problem.lineno}: " if problem.lineno else ""
             found.setdefault(exercise_of(grade_id(cell) or ""), []).append(
-                f"the answer cell {grade_id(cell)} has a syntax error ({where}{problem.msg}): fix it, run it "
-                "again, and save the notebook")
+                f"the answer cell {grade_id(cell)} has {syntax_error_words(problem)}: fix it, run it again, and "
+                "save the notebook")
     return found
 
 

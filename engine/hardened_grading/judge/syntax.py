@@ -101,12 +101,18 @@ def broken_answers(cells):
     return found
 
 
+def syntax_error_words(problem):
+    """How a student reads the SyntaxError `problem`: ``a syntax error (line 3: '(' was never closed)``, its line
+    the cell's."""
+    where = f"line {problem.lineno}: " if problem.lineno else ""
+    return f"a syntax error ({where}{problem.msg})"
+
+
 def _reason(cell, problem):
     """What a student reads of the answer `cell` whose syntax error is `problem`."""
     which = f"the answer cell {grade_id(cell)}" if grade_id(cell) else "the answer cell"
-    where = f"line {problem.lineno}: " if problem.lineno else ""
-    return (f"{which}, which defines it, has a syntax error ({where}{problem.msg}), so it never ran: fix that "
-            "cell and run it again")
+    return (f"{which}, which defines it, has {syntax_error_words(problem)}, so it never ran: fix that cell and run "
+            "it again")
 
 
 def explain_name_error(error, cells):
