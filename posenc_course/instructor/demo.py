@@ -38,7 +38,7 @@ MARK = ".posenc-demo"
 
 STUDENTS = ("demo-reference", "demo-blank", "demo-mistakes")
 
-#: Where ``make demo``'s whole output is kept (by ``benchmarks/record.py``), its first line the commit and the machine:
+#: Where ``make demo-record`` keeps the demo's whole output (by ``benchmarks/record.py``), its first line the commit and the machine:
 #: the instructor's workflow page includes the core assignment's score table from it.
 RECORDED = ROOT / "docs" / "measured" / "demo.txt"
 #: The line above an assignment's score table, and the line that starts the next part, in the demo's output.
@@ -233,7 +233,7 @@ def recorded_table(text, assignment=ASSIGNMENT):
     heading, after = SCORES_HEADING.format(assignment=assignment), AFTER_SCORES.format(assignment=assignment)
     if heading not in text or after not in text.split(heading, 1)[1]:
         raise ValueError(f"the demo's output has no score table of {assignment} (no line {heading!r} followed by "
-                         f"{after!r}): run make demo, which writes {RECORDED}")
+                         f"{after!r}): run make demo-record, which writes {RECORDED}")
     return text.split(heading, 1)[1].split(after, 1)[0].strip("\n")
 
 

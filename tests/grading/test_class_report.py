@@ -55,13 +55,13 @@ def test_autograde_prints_no_warning_of_nbgrader_s_dependencies(reported):
 
 
 def test_the_demo_s_recorded_table_is_what_grading_its_students_gives(reported):
-    """docs/measured/demo.txt (``make demo``'s output, whose table the workflow page shows) holds the scores that
+    """docs/measured/demo.txt (``make demo-record``'s output, whose table the workflow page shows) holds the scores that
     grading the demo's three students gives now: a change of the checks' weights or of the demo's mistakes
-    without ``make demo`` run again fails here."""
+    without ``make demo-record`` run again fails here."""
     scores = report.exercise_scores(reported.course / "gradebook.db")
     graded = report.format_table({student: scores[student] for student in demo.STUDENTS})
     recorded = demo.recorded_table(demo.RECORDED.read_text())
-    assert graded == recorded, f"{demo.RECORDED} is stale (make demo writes it again); grading now gives:\n{graded}"
+    assert graded == recorded, f"{demo.RECORDED} is stale (make demo-record writes it again); grading now gives:\n{graded}"
 
 
 def test_each_mistake_is_one_group_with_the_students_who_made_it(reported):

@@ -225,7 +225,7 @@ def test_the_generated_tables_show_the_codes_values(site):
 
 
 def test_the_workflow_page_shows_the_demo_s_table_as_make_demo_recorded_it(site):
-    """The one score table of the page is the one in ``make demo``'s kept output (docs/measured/demo.txt), which
+    """The one score table of the page is the one in ``make demo-record``'s kept output (docs/measured/demo.txt), which
     tests/grading/test_class_report.py holds against a real autograde of the same three students."""
     out, _ = site
     recorded = demo.recorded_table(demo.RECORDED.read_text())
