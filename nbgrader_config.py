@@ -135,6 +135,7 @@ c.GenerateFeedback.pre_convert_hook = "hardened_grading.hooks.submission.secure_
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "hardened_grading.preprocessors.feedback_summary.FeedbackSummary",
+    "hardened_grading.preprocessors.model_answers.ModelAnswers",  # after the due date (c.ModelAnswers.shown)
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 # The feedback page is the course's template (its summary first), through an exporter class of its
