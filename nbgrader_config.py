@@ -28,10 +28,11 @@ c.OverwriteCells.add_missing_cells = True
 # under a second.
 c.Execute.timeout = 20
 
-# The written reflections (part (c) of each exercise) are ungraded markdown cells whose model
-# answer sits between solution markers. nbgrader clears markers outside solution cells only when
-# this check is off; every graded answer is still a proper solution cell.
-c.ClearSolutions.enforce_metadata = False
+# The written reflections (part (c) of each exercise) are manually graded answers: markdown cells whose
+# model answer and rubric sit between solution markers, replaced in the release by a stub that says their
+# points (AnswerStubs.written_stub). To leave every reflection ungraded (worth 0 points, its model answer
+# still in the feedback after the due date), set this to False and generate the assignment again:
+c.AnswerStubs.grade_written_answers = True
 c.ClearSolutions.text_stub = "*Write your answer here.*"
 
 # Stubs a student can run (engine/hardened_grading/preprocessors/release.py). A function's body raises, when it is called,
@@ -101,6 +102,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
+    "hardened_grading.preprocessors.model_answers.ModelAnswersForGraders",  # below each reflection, in formgrader
     "hardened_grading.preprocessors.metadata.CheckCellMetadata",  # nbgrader's check, its schema checked once
 ]
 

@@ -87,9 +87,10 @@ def gradebook_of(course, db_url=None):
 
 def class_data(course, pattern="*", assignment=ASSIGNMENT, db_url=None):
     """:class:`ClassData` of the students matching `pattern` with a graded submission of `assignment`, in the
-    gradebook :func:`gradebook_of` names."""
+    gradebook :func:`gradebook_of` names: the exercises' automatic points (the reflections, graded by hand, are
+    formgrader's)."""
     return report.class_data(course, assignment, NOTEBOOK_ID, pattern=pattern, part_of=exercise_of,
-                             attempts=ATTEMPTS, db_url=db_url)
+                             attempts=ATTEMPTS, db_url=db_url, by_hand=False)
 
 
 def report_html(data):

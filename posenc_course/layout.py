@@ -60,6 +60,13 @@ def points_per_test_cell(notebook):
     return {grade_id(cell): nbgrader_meta(cell)["points"] for cell in notebook.cells if is_test_cell(cell)}
 
 
+def points_by_hand(notebook):
+    """The points of the notebook's answers graded by hand (the written reflections: nbgrader's manually graded
+    answers), which no test grades."""
+    return sum(nbgrader_meta(cell)["points"] for cell in notebook.cells
+               if nbgrader_meta(cell).get("grade") and nbgrader_meta(cell).get("solution"))
+
+
 def points_per_exercise(notebook):
     """``{exercise: points}``: the maximum of each exercise, from its test cells' points."""
     totals = {}

@@ -42,7 +42,18 @@ def find_function_cell(notebook, name):
     raise KeyError(f"no answer cell defines {name!r}")
 
 
-def make_submission(answers=None, functions=None, release_notebook=RELEASE_NOTEBOOK):
+#: What :func:`make_submission` writes in each written reflection of a submission that answers: a student's own
+#: words, which a person grades (formgrader), never a test.
+REFLECTION = "It still runs, but past the lengths it was trained on the model meets angles it never learned."
+
+
+def is_written_answer(cell):
+    """A written reflection: a markdown cell graded by hand (nbgrader's manually graded answer)."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "markdown" and bool(meta.get("solution")) and bool(meta.get("grade"))
+
+
+def make_submission(answers=None, functions=None, release_notebook=RELEASE_NOTEBOOK, reflections=REFLECTION):
     """A copy of the released notebook with answers filled in.
 
     Parameters
@@ -53,11 +64,16 @@ def make_submission(answers=None, functions=None, release_notebook=RELEASE_NOTEB
     functions : dict, optional
         ``{function_name: code}``: each function is replaced, in the answer cell that
         defines it, by `code`, which may hold helpers too.
+    reflections : str or None
+        What a submission with `answers` or `functions` writes in each written reflection, as a student who works
+        the whole notebook does (graded by hand: no test reads it); None keeps the release's stubs there.
     """
     notebook = nbformat.read(str(release_notebook), as_version=4)
     for cell in notebook.cells:
         if is_answer_cell(cell) and answers and grade_id(cell) in answers:
             cell.source = answers[grade_id(cell)]
+        if is_written_answer(cell) and (answers or functions) and reflections is not None:
+            cell.source = reflections
     for name, code in (functions or {}).items():
         cell = find_function_cell(notebook, name)
         cell.source = replace_function(cell.source, name, code)

@@ -12,6 +12,10 @@ at lines holding only ``+++``. Fenced code blocks become code cells; the words a
                                       and ``f2``: signature and docstring kept, body between markers
 ``python tests ID points=N``          an autograded test cell, hidden tests between
                                       ``### BEGIN/END HIDDEN TESTS``
+``markdown answer ID points=N``       a written answer (a reflection), graded by hand: nbgrader's manually graded
+                                      answer, its model answer and rubric between ``### BEGIN/END SOLUTION``;
+                                      the release shows the text stub there, and the feedback the model answer
+                                      after the due date (``hardened_grading.preprocessors.model_answers``)
 
 The solution code therefore has one source of truth: ``posenc_solutions``.
 
@@ -63,8 +67,8 @@ LANGUAGE_INFO = {"codemirror_mode": {"name": "ipython", "version": 3}, "file_ext
                  "mimetype": "text/x-python", "name": "python", "nbconvert_exporter": "python",
                  "pygments_lexer": "ipython3", "version": "3.11.7"}
 
-FENCE = re.compile(r"^```python(?P<info>[^\n]*)\n(?P<code>.*?)^```\s*$", re.S | re.M)
-OPENING = re.compile(r"^```python", re.M)
+FENCE = re.compile(r"^```(?P<language>python|markdown)(?P<info>[^\n]*)\n(?P<code>.*?)^```\s*$", re.S | re.M)
+OPENING = re.compile(r"^```(?:python|markdown)\b", re.M)
 EXERCISE_HEADING = re.compile(r"^## Exercise (?P<number>\d+)\b.*?(?:\((?P<parts>[\d.+\s]+)=\s*(?P<total>[\d.]+) points?\))?\s*$", re.M)
 GRADE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 KINDS = ("locked", "solution", "tests")
@@ -161,6 +165,36 @@ def code_cell(info, code, where="<spec>"):
     return cell
 
 
+def answer_cell(info, text, where="<spec>"):
+    """The written answer cell of a ```` ```markdown answer ID points=N ```` fence holding `text`: nbgrader's manually
+    graded answer (a markdown solution and grade cell) worth N points, whose model answer lies between
+    ``### BEGIN SOLUTION`` and ``### END SOLUTION``;
+    `where` is its ``FILE:LINE``, for the AuthoringError of a malformed fence."""
+    def fail(message):
+        raise AuthoringError([f"{where}: ```markdown {info}: {message}"])
+
+    words = info.split()
+    options = dict(word.split("=", 1) for word in words if "=" in word)
+    plain = [word for word in words if "=" not in word]
+    if plain[:1] != ["answer"]:
+        fail("a markdown fence is a written answer: ```markdown answer ex01_reflection points=2")
+    if len(plain) != 2 or not GRADE_ID.match(plain[1]):
+        fail("a written answer needs its grade id after answer: ```markdown answer ex01_reflection points=2")
+    if set(options) != {"points"}:
+        fail("a written answer takes points= (what a grader can give it), and nothing else")
+    try:
+        points = float(options["points"])
+    except ValueError:
+        fail(f"points={options['points']} is not a number")
+    if not points >= 0:
+        fail("points must be 0 or more")
+    if not ("### BEGIN SOLUTION" in text and "### END SOLUTION" in text):
+        fail("a written answer holds its model answer between ### BEGIN SOLUTION and ### END SOLUTION")
+    cell = nbformat.v4.new_markdown_cell(text.strip("\n"))
+    cell.metadata["nbgrader"] = {**nbgrader_metadata("solution", plain[1]), "grade": True, "points": points}
+    return cell
+
+
 def markdown_cells(text):
     for chunk in re.split(r"^\+\+\+\s*$", text, flags=re.M):
         if chunk.strip():
@@ -177,14 +211,16 @@ def build(spec_text, spec_name="<spec>"):
             continue
         around = [match for match in fences if match.start() < opening.start() < match.end()]
         unclosed = around[0].start() if around else opening.start()
-        problems.append(f"{spec_name}:{line_of(spec_text, unclosed)}: this ```python fence is never closed"
+        problems.append(f"{spec_name}:{line_of(spec_text, unclosed)}: this {OPENING.match(spec_text, unclosed).group(0)} "
+                        "fence is never closed"
                         + (f" before the next one, at line {line_of(spec_text, opening.start())}" if around else "")
                         + ": end its code with a line holding only ```")
     for match in fences:
         cells.extend(markdown_cells(spec_text[position:match.start()]))
         where = f"{spec_name}:{line_of(spec_text, match.start())}"
+        make = answer_cell if match.group("language") == "markdown" else code_cell
         try:
-            cell = code_cell(match.group("info").strip(), match.group("code"), where)
+            cell = make(match.group("info").strip(), match.group("code"), where)
         except AuthoringError as error:
             problems.extend(error.problems)
             cell = nbformat.v4.new_code_cell(match.group("code"))
@@ -240,7 +276,7 @@ def exercise_table(cells, spec_text):
     for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
         name = meta.get("grade_id", "")
-        if not re.match(r"ex\d\d_", name):
+        if not re.match(r"ex\d\d_", name) or cell.cell_type != "code":  # a written answer is not the tracker's
             continue
         row = table.setdefault(name[:4], [name[:4], titles.get(name[:4], ""), 0.0, [], []])
         if meta.get("grade"):
@@ -257,7 +293,7 @@ def answer_names(cells):
     found = {}
     for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
-        if meta.get("solution") and re.match(r"ex\d\d_", meta.get("grade_id", "")):
+        if meta.get("solution") and cell.cell_type == "code" and re.match(r"ex\d\d_", meta.get("grade_id", "")):
             body = ast.parse(cell.source).body
             found[meta["grade_id"]] = [name for node in body for name in (
                 [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else
@@ -521,7 +557,7 @@ def _heading_problems(spec_text, spec_name, cells):
         if not meta["grade_id"].startswith(prefix):
             problems.append(f"{where}: grade id {meta['grade_id']} is in Exercise {heading.group('number')}: "
                             f"its ids start with {prefix}")
-        if meta.get("grade"):
+        if meta.get("grade") and not meta.get("solution"):  # its test cells; a written answer is graded by hand
             by_exercise.setdefault(heading.start(), []).append(meta["points"])
     for heading in headings:
         if heading.group("total") is None:

@@ -221,7 +221,7 @@ def grade(course, assignment):
     nbgrader(course, "autograde", assignment, "--force", log_level="ERROR")
     nbgrader(course, "generate_feedback", assignment, "--force")
     print("\n" + SCORES_HEADING.format(assignment=assignment) + "\n")
-    scores = report.exercise_scores(course / "gradebook.db", assignment)
+    scores = report.exercise_scores(course / "gradebook.db", assignment, by_hand=True)
     print(report.format_table({s: scores[s] for s in STUDENTS if s in scores}))
     print("\n" + AFTER_SCORES.format(assignment=assignment) + "(posenc_course/class_report.py):\n", flush=True)
     class_report.main([class_report.shown(course), f"--assignment={assignment}"])

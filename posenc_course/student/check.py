@@ -8,9 +8,12 @@ every graded assignment (``posenc``, ``posenc-advanced``, ``posenc-current``): t
                                            # 3 failed checks under one that lost points, the total
     posenc-check exercises.ipynb --exercise ex03   # that exercise only, every failed check
     posenc-check exercises.ipynb -v        # every failed check of every exercise
-    posenc-check exercises.ipynb --json    # {"score": S, "max_score": M, "exercises": {exNN: {
+    posenc-check exercises.ipynb --json    # {"score": S, "max_score": M, "by_hand_points": H, "exercises": {exNN: {
                                            #   "score", "max_score", "attempt", "started", "checks":
                                            #   [{"test", "line", "hidden", "passed", "message"}]}}}
+
+The scores are the automatic ones: the concept questions and the functions. The written reflections are graded
+by hand, by the instructor; posenc-check says how many points they hold, apart, and never grades them.
 
 Whether an exercise is attempted is the class report's (:mod:`hardened_grading.attempts`, with this course's
 stubs: :data:`posenc_course.class_report.ATTEMPTS`): *not attempted* when every answer cell of it still holds
@@ -20,7 +23,7 @@ both of the last two).
 The assignment prepared with its hidden tests (its gradebook) is kept in ``~/.cache/posenc/`` for the next run
 (:func:`prepare_assignment`).
 
-Exit codes: 0 at full marks (of the one exercise, with --exercise), 1 below, 2 if the file cannot be
+Exit codes: 0 at full automatic marks (of the one exercise, with --exercise), 1 below, 2 if the file cannot be
 graded or the exercise does not exist.
 """
 
@@ -225,12 +228,13 @@ def not_attempted(states):
 
 
 def format_result(scores, checks, states=None, shown=SHOWN_FAILURES, notebook="exercises.ipynb",
-                  verbose=False, broken=None):
+                  verbose=False, broken=None, by_hand=0):
     """The table a learner reads: one line per exercise with its points ("not attempted" for one whose
     answers are all still the stub, :func:`exercise_states`), its answer cells with a syntax error (`broken`,
     :func:`syntax_errors`; under any exercise) and, under an attempted exercise that lost points, its failed checks, at
     most `shown` lines of them (None: all; :func:`failure_lines`), and how many more; then the total and which
-    exercise to work on next. `verbose`: the failed checks of exercises not attempted too."""
+    exercise to work on next. `verbose`: the failed checks of exercises not attempted too. `by_hand`: the points of the
+    reflections, which a person grades: said apart, never graded here."""
     idle, broken = not_attempted(states or {}), broken or {}
     lines = [f"{'exercise':<9} {'points':>9}", "-" * 72]
     for exercise, (score, max_score) in scores.items():
@@ -249,6 +253,9 @@ def format_result(scores, checks, states=None, shown=SHOWN_FAILURES, notebook="e
                          f"(posenc-check {notebook} --exercise {exercise} shows them all)")
     total, maximum = sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
     lines += ["-" * 72, f"{'total':<9} {round(total, 2):>4g}/{maximum:g}"]
+    if by_hand:
+        lines.append(f"{'by hand':<9} {by_hand:g} points for the written reflections (c): your instructor grades "
+                     "them, posenc-check does not")
     below = [ex for ex, (score, max_score) in scores.items() if score < max_score]
     if len(scores) > 1 and below:
         attempted = [ex for ex in below if ex not in idle]
@@ -262,12 +269,14 @@ def _number(points):
     return int(points) if float(points).is_integer() else points
 
 
-def as_json(scores, checks, states=None):
-    """The scores, each exercise's attempt (:func:`exercise_states`) and checks, as JSON."""
+def as_json(scores, checks, states=None, by_hand=0):
+    """The automatic scores, each exercise's attempt (:func:`exercise_states`) and checks, and the points graded by
+    hand (`by_hand`, not graded here), as JSON."""
     states = states or {}
     return json.dumps({
         "score": _number(round(sum(s for s, _ in scores.values()), 2)),
         "max_score": _number(sum(m for _, m in scores.values())),
+        "by_hand_points": _number(by_hand),
         "exercises": {ex: {"score": _number(s), "max_score": _number(m), "attempt": states.get(ex),
                            "started": states.get(ex) != NOT_ATTEMPTED, "checks": checks.get(ex, [])}
                       for ex, (s, m) in scores.items()},
@@ -303,11 +312,19 @@ def main(argv=None):
     if args.exercise:
         scores = {ex: points for ex, points in scores.items() if ex == args.exercise}
     shown = None if args.verbose or args.exercise else SHOWN_FAILURES
-    print(as_json(scores, checks, states) if args.json
+    by_hand = 0 if args.exercise else hand_points_of(assignment)
+    print(as_json(scores, checks, states, by_hand) if args.json
           else format_result(scores, checks, states, shown, Path(args.notebook).name, args.verbose,
-                             syntax_errors(learner)))
+                             syntax_errors(learner), by_hand))
     full = all(score >= max_score for score, max_score in scores.values())
     return 0 if full else 1
+
+
+def hand_points_of(assignment):
+    """The points of the assignment's reflections, graded by hand, from its source notebook's metadata."""
+    from ..layout import points_by_hand
+
+    return points_by_hand(nbformat.read(str(source_notebook(assignment)), as_version=4))
 
 
 def points_of(assignment):

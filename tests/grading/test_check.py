@@ -9,10 +9,11 @@ import nbformat
 import pytest
 
 from posenc_course.course import nbgrader_env
+from posenc_course.layout import points_by_hand
 from posenc_course.submissions import grade_id, make_submission, reference_answers
 
 from ..helpers import children
-from ..helpers.grading import MAX_POINTS, TEST_POINTS
+from ..helpers.grading import MAX_POINTS, SOURCE, TEST_POINTS
 from ..helpers.wrong_solutions import WRONG
 
 TOTAL = sum(MAX_POINTS.values())
@@ -45,6 +46,8 @@ def test_reference_gets_full_marks_and_exit_code_0(notebooks):
     assert (scores["score"], scores["max_score"]) == (TOTAL, TOTAL)
     assert {ex: (s["score"], s["max_score"]) for ex, s in scores["exercises"].items()} == \
         {ex: (points, points) for ex, points in MAX_POINTS.items()}
+    # The reflections, written but graded by hand: said apart, never in the score (nor in the exit code).
+    assert scores["by_hand_points"] == points_by_hand(SOURCE) > 0
     checks = [check for s in scores["exercises"].values() for check in s["checks"]]
     assert len(checks) > 200 and all(check["passed"] and check["message"] == "" for check in checks)
     assert "running your notebook" in result.stderr, "progress goes to stderr"
@@ -64,6 +67,8 @@ def test_one_wrong_function_is_docked_in_its_exercise_only(notebooks):
             assert score == points, rows[exercise]
     failed = [line.strip() for line in result.stdout.splitlines() if line.startswith("    ")]
     assert failed and all(line.startswith("causal_mask (") for line in failed), failed
+    assert f"by hand   {points_by_hand(SOURCE):g} points for the written reflections (c): your instructor grades them, " \
+           "posenc-check does not" in result.stdout.splitlines(), result.stdout
     assert "total" in result.stdout
 
 
@@ -234,7 +239,7 @@ def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
     assert f"worth {sum(maxima.values()):g} points" in text and f"0 of {len(maxima)} exercises pass" in text
     assert "Next: exercise 1, " in text and ": answer it." in text
     top = nbformat.read(str(release_notebook(assignment)), as_version=4).cells[0].source
-    assert f"**{sum(maxima.values()):g} points in all**" in top, "the total is stated at the top"
+    assert f"**{sum(maxima.values()):g} points graded by tests**" in top, "the total is stated at the top"
 
 
 def test_the_progress_cell_of_a_half_done_notebook_names_what_to_fix_first():

@@ -11,6 +11,7 @@ The expected totals are nbgrader's own (its ``Gradebook`` API), never the engine
 this course (``posenc``) or its parts' name here (``exercise``).
 """
 
+import math
 import re
 import shutil
 import subprocess
@@ -271,3 +272,28 @@ def test_the_defaults_are_the_course_s_only_assignment_and_notebook(tmp_path):
                                                  "c.FeedbackSummary.part_pattern = '^(q\\\\d+)_'\n"
                                                  "c.FeedbackSummary.part_name = 'question'\n")
     assert defaults.configured_parts(tmp_path) == (r"^(q\d+)_", "question")
+
+
+def test_the_points_given_by_hand_can_be_left_out_or_put_apart(course):
+    """``part_scores(by_hand=...)``: problem1's answers graded by hand (``sum_of_squares_equation``,
+    ``sum_of_squares_application``, and the task) are in their parts by default; left out with False, so that the parts
+    hold the automatic points alone; in one part of their own with a name. The totals are nbgrader's each time."""
+    hand = {"sum_of_squares_equation", "sum_of_squares_application", TASK}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(NOTEBOOK, ASSIGNMENT, "hacker").notebook
+        assert grade_table.graded_by_hand(notebook) == hand
+        hand_max = sum(c.max_score for c in [*notebook.grade_cells, *notebook.task_cells] if c.name in hand)
+    part_of = part_function(PART_PATTERN)
+    within = grade_table.part_scores(course / "gradebook.db", ASSIGNMENT, NOTEBOOK, part_of=part_of)
+    left_out = grade_table.part_scores(course / "gradebook.db", ASSIGNMENT, NOTEBOOK, part_of=part_of, by_hand=False)
+    apart = grade_table.part_scores(course / "gradebook.db", ASSIGNMENT, NOTEBOOK, part_of=part_of, by_hand="by hand")
+    totals = nbgrader_totals(course)
+    for student in STUDENTS:
+        for scores in (within, apart):
+            assert math.isclose(sum(s for s, _ in scores[student].values()), totals[student][0])
+            assert math.isclose(sum(m for _, m in scores[student].values()), totals[student][1])
+        assert TASK not in left_out[student] and "by hand" not in left_out[student]
+        assert math.isclose(sum(m for _, m in left_out[student].values()), totals[student][1] - hand_max)
+        assert apart[student]["by hand"][1] == hand_max and TASK not in apart[student]
+        assert apart[student]["sum_of_squares"][1] == within[student]["sum_of_squares"][1] - hand_max + \
+            within[student][TASK][1]

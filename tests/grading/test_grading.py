@@ -25,8 +25,8 @@ import pytest
 
 from posenc_course import report
 from posenc_course.course import ROOT, generate, nbgrader_env, new_course
-from posenc_course.layout import (GRADED, NOTEBOOK, SOURCE_NOTEBOOK)
-from posenc_course.submissions import (grade_id, is_test_cell, make_submission,
+from posenc_course.layout import (GRADED, NOTEBOOK, SOURCE_NOTEBOOK, points_by_hand)
+from posenc_course.submissions import (grade_id, is_test_cell, is_written_answer, make_submission,
                                       reference_answers)
 from posenc_solutions import EXERCISES
 
@@ -154,9 +154,15 @@ def test_release_holds_no_solution_and_no_hidden_test(assignment):
     released_lines = {line.strip() for c in release.cells if c.cell_type == "code" for line in c.source.splitlines()}
     leaked = sorted(hidden_lines & released_lines)
     assert not leaked, f"release shows hidden tests or solution code: {leaked[:5]}"
-    stubs = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("solution")]
-    answers_in_source = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    stubs = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
+    answers_in_source = [c for c in source.cells if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
     assert len(stubs) == len(answers_in_source)
+    # A written reflection's stub says its points, from its metadata, and holds nothing of the model answer.
+    written = [c for c in release.cells if is_written_answer(c)]
+    assert [grade_id(c) for c in written] == [grade_id(c) for c in source.cells if is_written_answer(c)] and written
+    for cell in written:
+        assert cell.source == f"*Write your answer here.* ({cell.metadata['nbgrader']['points']:g} points, graded by hand; " \
+            "the model answer and what earns its points come with your feedback after the due date.)", cell.source
     # A function's stub raises "not answered yet" when called; a concept answer is `name = ...`, which
     # its test cell calls "not answered yet" (engine/hardened_grading/preprocessors/release.py).
     concept_stubs = [c for c in stubs if re.fullmatch(r"\w+ = \.\.\.  # YOUR ANSWER HERE", c.source.strip())]
@@ -193,13 +199,18 @@ def test_a_renamed_notebook_is_kept_as_sent(graded):
 
 
 def test_no_submission_is_left_for_manual_grading(graded):
-    """Deleted or edited tests, bad files and crashes are all graded automatically."""
+    """Deleted or edited tests, bad files and crashes are all graded automatically: no test cell waits for a person.
+    The written reflections do, where a student wrote one (nbgrader's manually graded answers), and only they."""
     from nbgrader.api import Gradebook
 
     course, _, _ = graded
+    reflections = {grade_id(c) for c in SOURCE.cells if is_written_answer(c)}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        manual = [s.student.id for s in gradebook.assignment_submissions("posenc") if s.needs_manual_grade]
-    assert not manual
+        waiting = {(submission.student.id, grade.name)
+                   for submission in gradebook.assignment_submissions("posenc")
+                   for notebook in submission.notebooks for grade in notebook.grades if grade.needs_manual_grade}
+    assert {name for _, name in waiting} <= reflections, sorted(waiting)
+    assert (SUBMITTED_AS["reference"].name, "ex01_reflection") in waiting, "a reflection written waits for its grader"
 
 
 def test_code_that_writes_outside_its_folder_leaves_nothing(graded):
@@ -328,7 +339,9 @@ def test_full_exchange_cycle(tmp_path):
     ok(run_nbgrader(course, "export"))
     rows = list(csv.DictReader(open(course / "grades.csv")))
     [row] = [r for r in rows if r["student_id"] == student]
-    assert float(row["score"]) == sum(MAX_POINTS.values()) == float(row["max_score"])
+    # The automatic points in full; the reflections' wait for a grader, who has given none yet.
+    assert float(row["score"]) == sum(MAX_POINTS.values())
+    assert float(row["max_score"]) == sum(MAX_POINTS.values()) + points_by_hand(SOURCE)
 
 
 def test_an_interrupted_run_is_finished_by_running_it_again(tmp_path):

@@ -28,6 +28,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from hardened_grading.cells import META
+from hardened_grading.preprocessors.model_answers import MODEL_ANSWER
 from posenc_course import report
 from posenc_course.course import generate, new_course
 from posenc_course.layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, points_per_exercise
@@ -283,10 +285,11 @@ def autograded_notebook(graded, habit):
 def test_the_graded_notebook_is_the_students_cells_in_the_students_order(graded, habit):
     """Nothing is moved that the student did not move: cell for cell, the graded notebook is the student's (a
     locked cell named by its grade id: its hidden tests are put back). A copy of an answer cell stays where the
-    student put it, as an ordinary cell, and its test stays where it was."""
+    student put it, as an ordinary cell, and its test stays where it was. The grader's own cells (the model answer
+    below each reflection, for formgrader: ModelAnswersForGraders) are the engine's, not the student's."""
     def cells(notebook):
         return [grade_id(cell) if cell.metadata.get("nbgrader", {}).get("locked") else cell.source
-                for cell in notebook.cells]
+                for cell in notebook.cells if MODEL_ANSWER not in cell.metadata.get(META, {})]
 
     assert cells(autograded_notebook(graded, habit)) == cells(graded.submitted[habit.name])
 

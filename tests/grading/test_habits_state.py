@@ -35,6 +35,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
+from hardened_grading.class_grading.grade_table import graded_by_hand
 from posenc_course.course import generate, new_course
 from posenc_course.layout import GRADED, NOTEBOOK, NOTEBOOK_ID, exercise_functions, source_notebook
 from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
@@ -104,7 +105,8 @@ def submission(habit, assignment, release, answers):
 
 
 def scores_per_test_cell(folder, assignment):
-    """``{student: {test cell: (score, max score)}}`` of the gradebook in `folder`."""
+    """``{student: {test cell: (score, max score)}}`` of the gradebook in `folder` (the written reflections, graded by
+    hand, are no test cells)."""
     found = {}
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
         for student in gradebook.students:
@@ -112,8 +114,9 @@ def scores_per_test_cell(folder, assignment):
                 notebook = gradebook.find_submission_notebook(NOTEBOOK_ID, assignment, student.id)
             except MissingEntry:  # a habit not tried in this assignment
                 continue
+            by_hand = graded_by_hand(notebook.notebook)
             found[student.id] = {grade.name: (grade.score, grade.max_score) for grade in notebook.grades
-                                 if grade.max_score}
+                                 if grade.max_score and grade.name not in by_hand}
     return found
 
 

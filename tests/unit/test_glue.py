@@ -27,7 +27,7 @@ from hardened_grading.exporters.notebook import TolerantNotebookExporter
 from hardened_grading.hooks.unfinished import remove_unfinished
 from hardened_grading.preprocessors.release import AnswerStubs, assigned_names, generate_assignment_preprocessors
 
-from ..helpers.cells import answer_cell
+from ..helpers.cells import answer_cell, nbgrader_cell
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
@@ -91,6 +91,27 @@ def test_the_answer_stub_is_a_setting():
     config = Config({"AnswerStubs": {"answer_stub": "{name} = None  # TODO"}})
     notebook, _ = AnswerStubs(config=config).preprocess(notebook, {"language": "python"})
     assert notebook.cells[0].source == "best = None  # TODO"
+
+
+def written(points):
+    """A written answer (nbgrader's manually graded answer: a markdown solution and grade cell) worth `points`."""
+    return nbgrader_cell("markdown", f"Why?\n{BEGIN}\nBecause.\n*What earns the points*: the reason.\n{END}",
+                         grade_id="why", solution=True, grade=True, points=points)
+
+
+@pytest.mark.parametrize("graded, points, says", [(True, 2, "(2 points, graded by hand;"), (True, 0, "(Not graded;"),
+                                                  (False, 2, "(Not graded;")])
+def test_a_written_answers_stub_says_its_points_and_the_setting_makes_it_worth_0(graded, points, says):
+    """The stub of a written answer says its points, from its metadata; c.AnswerStubs.grade_written_answers = False
+    makes each worth 0 points, before nbgrader saves the cells to the gradebook (SaveCells comes after)."""
+    notebook = new_notebook(cells=[written(points), solution_cell(f"{BEGIN}\nbest = 'rope'\n{END}")])
+    config = Config({"AnswerStubs": {"grade_written_answers": graded}})
+    notebook, _ = AnswerStubs(config=config).preprocess(notebook, {"language": "python"})
+    cell = notebook.cells[0]
+    assert cell.source.startswith("Why?\n*Write your answer here.* ") and says in cell.source
+    assert "Because." not in cell.source and "the reason" not in cell.source, "the model answer and its rubric are gone"
+    assert cell.metadata["nbgrader"]["points"] == (points if graded else 0)
+    assert notebook.cells[1].source == "best = ...  # YOUR ANSWER HERE", "the other answers are stubbed as before"
 
 
 def test_generate_assignment_runs_answer_stubs_where_nbgrader_runs_clear_solutions():

@@ -1,6 +1,6 @@
 """``ModelAnswers`` (engine/hardened_grading/preprocessors/model_answers.py) on in-memory notebooks, called as
 nbconvert calls a preprocessor: which answers get a model answer, what it holds, and when. A real ``generate_feedback`` of a foreign course, before and after its due
-date, is tests/grading/test_model_answers.py."""
+date, is tests/grading/test_feedback_model_answers.py."""
 
 import logging
 
@@ -9,7 +9,8 @@ import pytest
 from traitlets.config import Config
 
 from hardened_grading.cells import META
-from hardened_grading.preprocessors.model_answers import MODEL_ANSWER, ModelAnswers, model_answer
+from hardened_grading.preprocessors.model_answers import (GRADER_HEADING, MODEL_ANSWER, STUDENT_HEADING, ModelAnswers,
+                                                          ModelAnswersForGraders, model_answer)
 
 
 def cell(kind, source, grade_id, **meta):
@@ -34,6 +35,7 @@ WRITTEN = cell("markdown", "Why?\n\n### BEGIN SOLUTION\nBecause the slow pairs n
                points=2)
 CODE = cell("code", "def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION", "f", solution=True,
             grade=True, points=1)
+UNGRADED = cell("markdown", "### BEGIN SOLUTION\nIt costs memory.\n### END SOLUTION", "cost", solution=True, grade=False)
 AUTOGRADED = cell("code", "def g(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION", "g", solution=True,
                   grade=False)
 TESTS = cell("code", "assert f(1) == 2", "f_test", grade=True, solution=False, points=1)
@@ -44,7 +46,8 @@ def student_notebook():
         cell("markdown", "My own answer: it just works.", "why", solution=True, grade=True, points=2),
         cell("code", "def f(x):\n    return x + x", "f", solution=True, grade=True, points=1),
         cell("code", "def g(x):\n    return x", "g", solution=True, grade=False),
-        cell("code", "assert f(1) == 2", "f_test", grade=True, solution=False, points=1)])
+        cell("code", "assert f(1) == 2", "f_test", grade=True, solution=False, points=1),
+        cell("markdown", "*Write your answer here.*", "cost", solution=True, grade=False)])
 
 
 def test_a_model_answer_is_the_source_cell_without_its_delimiter_lines():
@@ -56,14 +59,16 @@ def test_a_model_answer_is_the_source_cell_without_its_delimiter_lines():
     assert model_answer(custom, "<!-- ANSWER -->", "<!-- /ANSWER -->") == "Yes."
 
 
-def test_always_puts_each_hand_graded_answers_model_answer_right_below_it(tmp_path):
-    config = course_with(tmp_path, [WRITTEN, CODE, AUTOGRADED, TESTS])
+def test_always_puts_each_written_or_hand_graded_answers_model_answer_right_below_it(tmp_path):
+    config = course_with(tmp_path, [WRITTEN, CODE, AUTOGRADED, TESTS, UNGRADED])
     config.ModelAnswers.shown = "always"
     shown, _ = ModelAnswers(config=config)(student_notebook(), RESOURCES)
     kinds = [(c.cell_type, c.metadata.get("nbgrader", {}).get("grade_id"), c.metadata.get(META, {}).get(MODEL_ANSWER))
              for c in shown.cells]
     assert kinds == [("markdown", "why", None), ("markdown", None, "why"), ("code", "f", None), ("markdown", None, "f"),
-                     ("code", "g", None), ("code", "f_test", None)], "an autograded answer and a test cell get none"
+                     ("code", "g", None), ("code", "f_test", None), ("markdown", "cost", None), ("markdown", None, "cost")
+                     ], "a written answer, graded or not, and a code answer graded by hand; not an autograded one nor a test"
+    assert shown.cells[-1].source.endswith("> It costs memory.")
     written, code = shown.cells[1].source, shown.cells[3].source
     assert written.startswith("**Model answer**") and "> Because the slow pairs never turned so far." in written
     assert "```python\ndef f(x):\n    return 2 * x\n```" in code
@@ -96,7 +101,7 @@ def test_a_missing_source_notebook_is_said_and_the_feedback_still_made(tmp_path,
     config.ModelAnswers.shown = "always"
     with caplog.at_level(logging.WARNING):
         result, _ = ModelAnswers(config=config)(student_notebook(), RESOURCES)
-    assert len(result.cells) == 4
+    assert len(result.cells) == 5
     assert "no model answers" in caplog.text and str(tmp_path / "source" / "a1" / "nb.ipynb") in caplog.text
 
 
@@ -108,3 +113,22 @@ def test_a_code_answer_holding_a_fence_is_shown_whole(tmp_path):
                                                    points=1)])
     result, _ = ModelAnswers(config=config)(student, RESOURCES)
     assert result.cells[1].source.endswith('````python\ndef h():\n    return """```"""\n````')
+
+
+def test_the_graders_view_has_each_model_answer_headed_for_the_grader_and_the_feedback_replaces_it(tmp_path):
+    """ModelAnswersForGraders (autograde) puts the model answer below each answer a person reads, headed for the
+    grader, whatever the due date; the feedback's ModelAnswers takes those cells out, and puts its own in only when
+    the due date says so."""
+    config = course_with(tmp_path, [WRITTEN, CODE, UNGRADED])
+    graded, _ = ModelAnswersForGraders(config=config)(student_notebook(), RESOURCES)
+    marked = [c for c in graded.cells if MODEL_ANSWER in c.metadata.get(META, {})]
+    assert [c.metadata[META][MODEL_ANSWER] for c in marked] == ["why", "f", "cost"]
+    assert all(c.source.startswith(GRADER_HEADING) for c in marked)
+    assert "*Rubric*: 1 point for the reason." in marked[0].source, "the rubric is in the region, for the grader"
+    config.ModelAnswers.shown = "never"
+    before, _ = ModelAnswers(config=config)(nbformat.from_dict(graded), RESOURCES)
+    assert [c.source for c in before.cells] == [c.source for c in student_notebook().cells], "none before the due date"
+    config.ModelAnswers.shown = "always"
+    after, _ = ModelAnswers(config=config)(nbformat.from_dict(graded), RESOURCES)
+    shown = [c.source for c in after.cells if MODEL_ANSWER in c.metadata.get(META, {})]
+    assert len(shown) == 3 and all(text.startswith(STUDENT_HEADING) for text in shown), "the student's, once each"

@@ -32,7 +32,14 @@ def as_gradebook_url(gradebook):
     return str(gradebook) if "://" in str(gradebook) else f"sqlite:///{gradebook}"
 
 
-def part_scores(gradebook, assignment, notebook, *, part_of=each_test_cell):
+def graded_by_hand(notebook):
+    """The names of the grade cells of `notebook` (nbgrader's gradebook Notebook) that a person grades: its manually
+    graded answers (grade cells that are solution cells too) and its tasks."""
+    answers = {cell.name for cell in notebook.solution_cells}
+    return {cell.name for cell in notebook.grade_cells if cell.name in answers} | {cell.name for cell in notebook.task_cells}
+
+
+def part_scores(gradebook, assignment, notebook, *, part_of=each_test_cell, by_hand=None):
     """``{student: {part: (score, max_score)}}`` for every graded submission of `notebook` (nbgrader's notebook id)
     of `assignment` in `gradebook` (a SQLite file's path, or a database URL).
 
@@ -41,6 +48,10 @@ def part_scores(gradebook, assignment, notebook, *, part_of=each_test_cell):
     part_of : callable
         ``part_of(grade id)``: the part a grade cell belongs to (:func:`hardened_grading.summary.part_by_pattern`);
         by default each is a part of its own.
+    by_hand : None, False or str
+        The grades of the cells graded by hand (nbgrader's manually graded answers and tasks): None, in the part
+        `part_of` gives them, as any other; False, left out (the automatic points alone); a name, in one part of
+        that name (the automatic points and those given by hand apart).
 
     Returns
     -------
@@ -58,19 +69,24 @@ def part_scores(gradebook, assignment, notebook, *, part_of=each_test_cell):
             except MissingEntry:
                 continue
             per_part = defaultdict(lambda: [0.0, 0.0])
+            hand = graded_by_hand(submitted.notebook) if by_hand is not None else set()
             for grade in submitted.grades:
-                per_part[part_of(grade.name)][0] += grade.score or 0.0
-                per_part[part_of(grade.name)][1] += grade.max_score or 0.0
+                if grade.name in hand and by_hand is False:
+                    continue
+                part = by_hand if grade.name in hand else part_of(grade.name)
+                per_part[part][0] += grade.score or 0.0
+                per_part[part][1] += grade.max_score or 0.0
             scores[student.id] = {part: (round(score, 2), maximum) for part, (score, maximum) in sorted(per_part.items())}
     return scores
 
 
-def format_table(scores):
+def format_table(scores, last=()):
     """A plain-text table of :func:`part_scores`: one row per student, one column per part (as wide as its name, and
-    at least COLUMN), then the total; ``(max)`` first, each part's points."""
+    at least COLUMN), in order of their names but those in `last` (such as the part of the points given by hand),
+    then the total; ``(max)`` first, each part's points."""
     if not scores:
         return "(no graded submissions)"
-    parts = sorted({part for row in scores.values() for part in row})
+    parts = sorted({part for row in scores.values() for part in row}, key=lambda part: (part in last, part))
     widths = {part: max(COLUMN, len(part)) for part in parts}
     maxima = {part: max(row[part][1] for row in scores.values() if part in row) for part in parts}
     width = max(len("student"), *(len(s) for s in scores))

@@ -239,12 +239,13 @@ def sort_notebook(notebook, student, data, groups, *, part_of=each_test_cell, at
 
 
 def class_data(course, assignment, notebook, *, pattern="*", part_of=each_test_cell, attempts=Attempts(),
-               db_url=None):
+               db_url=None, by_hand=None):
     """:class:`ClassData` of the students matching `pattern` with a graded submission of `notebook` (nbgrader's
     notebook id) of `assignment`, in the course's gradebook (:func:`~.course.gradebook_of`: `db_url`, else the
-    course's) and its ``autograded/`` folder."""
+    course's) and its ``autograded/`` folder. `by_hand`: where the points given by hand go, as
+    :func:`~.grade_table.part_scores` says (False: left out, the report of the automatic points)."""
     scores = {s: row for s, row in part_scores(gradebook_of(course, db_url), assignment, notebook,
-                                               part_of=part_of).items()
+                                               part_of=part_of, by_hand=by_hand).items()
               if fnmatch.fnmatch(s, pattern)}
     data, groups = ClassData(scores), {}
     stubs = release_answers(course, assignment, notebook) if attempts.is_stub is None else {}

@@ -9,13 +9,20 @@ question, and leaves the answer's name undefined, so that its test cell fails wi
 therefore gives a region at the top level of a cell that only assigns names one line per name,
 ``name = ...  # YOUR ANSWER HERE``. The ``...`` (Ellipsis) is what the check helpers call "not
 answered yet". Every other region gets nbgrader's stub, whose message is set in ``nbgrader_config.py``.
+
+A written answer (a markdown cell graded by hand: nbgrader's manually graded answer) gets a stub that says what it
+is worth, from its points: :attr:`AnswerStubs.written_stub`, or :attr:`AnswerStubs.ungraded_written_stub` at 0 points.
+``c.AnswerStubs.grade_written_answers = False`` makes every written answer worth 0 points: still released,
+collected and shown with its model answer in the feedback, but graded by nobody and out of every total.
 """
 
 import ast
 import re
 
 from nbgrader.preprocessors import ClearSolutions
-from traitlets import Unicode
+from traitlets import Bool, Unicode
+
+from ..cells import nbgrader_meta
 
 
 def assigned_names(code):
@@ -43,7 +50,35 @@ class AnswerStubs(ClearSolutions):
              "{name} replaced by it. Leave the Ellipsis: the check helpers say 'not answered yet' for it.",
     ).tag(config=True)
 
+    grade_written_answers = Bool(True, help=(
+        "Whether the written answers (markdown cells graded by hand: nbgrader's manually graded answers) are graded. "
+        "False: each is worth 0 points in the release and the gradebook; it is still released, collected, shown in "
+        "formgrader and followed by its model answer in the feedback (c.ModelAnswers), and adds nothing to any total. "
+        "Run generate_assignment again after changing it.")).tag(config=True)
+    written_stub = Unicode(
+        "*Write your answer here.* ({points:g} points, graded by hand; the model answer and what earns its points "
+        "come with your feedback after the due date.)",
+        help="The stub of a written answer worth points, {points} replaced by them.").tag(config=True)
+    ungraded_written_stub = Unicode(
+        "*Write your answer here.* (Not graded; the model answer comes with your feedback after the due date.)",
+        help="The stub of a written answer worth 0 points (grade_written_answers = False).").tag(config=True)
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "markdown" and meta.get("grade") and meta.get("solution") and not self.grade_written_answers:
+            meta["points"] = 0
+        return super().preprocess_cell(cell, resources, index)
+
     def _replace_solution_region(self, cell, language):
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "markdown" and meta.get("grade") and meta.get("solution"):
+            points = float(meta.get("points") or 0)
+            stub, self.text_stub = self.text_stub, (self.written_stub.format(points=points) if points
+                                                    else self.ungraded_written_stub)
+            try:
+                return super()._replace_solution_region(cell, language)
+            finally:
+                self.text_stub = stub
         if cell.cell_type == "code" and language == "python":
             lines = cell.source.split("\n")
             begins = [n for n, line in enumerate(lines) if self.begin_solution_delimeter in line]
