@@ -69,6 +69,30 @@ def kernel_code(request, served=False):
 SERVE_CODE = _agent_code("['serve'](globals())")  # opens the comm target agent.TARGET
 
 
+@functools.lru_cache(maxsize=1024)
+def _translated(source):
+    """`source` turned from IPython into Python (:func:`hardened_grading.judge.magics.translate`), once per source: a
+    class's submissions share their setup cells and the reference answers, which every test cell runs again. Read
+    it, never change it: it is shared."""
+    return magics.translate(source)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(source, label):
+    """`source`, translated (:func:`_translated`), compiled under the file name `label`, once per source."""
+    return compile(_translated(source).code, label, "exec")
+
+
+@functools.lru_cache(maxsize=1024)
+def _functions_defined(source):
+    """The names of the functions `source` defines at its top level (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
+
+
 def setup_namespace(notebook):
     """The namespace made by the notebook's setup cells: code cells neither answers nor tests, each turned from
     IPython into Python (:func:`hardened_grading.judge.magics.translate`), whose magics call the judge's own
@@ -83,11 +107,10 @@ def setup_namespace(notebook):
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), numpy.printoptions():
         for number, cell in enumerate(notebook.cells, 1):
             if cell.cell_type == "code" and not is_answer_cell(cell) and not is_test_cell(cell):
-                translation = magics.translate(cell.source)
-                if translation.unsupported:
+                if _translated(cell.source).unsupported:
                     break
                 try:
-                    exec(compile(translation.code, "<setup cell>", "exec"), namespace)
+                    exec(_compiled(cell.source, "<setup cell>"), namespace)
                 except Exception as error:
                     raise SetupError(f"cell {number}{f' ({grade_id(cell)})' if grade_id(cell) else ''}: "
                                      f"{type(error).__name__}: {error}") from error
@@ -143,15 +166,7 @@ PRINT_OPTIONS = "__hardened_grading_print_options__"
 
 def answer_functions(notebook):
     """Names of the functions the notebook's answer cells define (in the release: the stubs)."""
-    names = set()
-    for cell in notebook.cells:
-        if is_answer_cell(cell):
-            try:
-                tree = ast.parse(cell.source)
-            except SyntaxError:
-                continue
-            names |= {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
-    return frozenset(names)
+    return frozenset().union(*(_functions_defined(cell.source) for cell in notebook.cells if is_answer_cell(cell)))
 
 
 def free_names(source, namespace):
@@ -242,7 +257,7 @@ def reference_namespace(source_notebook, setup):
     with contextlib.redirect_stdout(io.StringIO()):
         for cell in source_notebook.cells:
             if is_answer_cell(cell):
-                exec(compile(magics.translate(cell.source).code, "<reference answer>", "exec"), namespace)
+                exec(_compiled(cell.source, "<reference answer>"), namespace)
     return namespace
 
 
