@@ -48,6 +48,7 @@ HELPERS = "helpers"
 #: What a system test starts besides, by module: more markers, to pick or leave out with -m. (``postgres`` is given
 #: to every test that uses the ``postgresql`` fixture, tests/helpers/postgres.py, wherever it is.)
 SYSTEM_MARKERS = {"test_browser": ("browser",), "test_inert_browser": ("browser",), "test_site_browser": ("browser",),
+                  "test_formgrader_browser": ("browser",),
                   "test_pythons": ("pythons",), "test_slurm": ("slurm",)}
 #: The slow modules, heaviest first (by their time in a full run; `--durations` at the end of each run shows it): the
 #: suite starts them first, so that no long module is left to run alone at the end. An order, not a tier: a slow

@@ -30,10 +30,8 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -44,13 +42,12 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from posenc_course.course import generate, nbgrader_env, new_course
-from posenc_course.student.lab import instructor_environment
-from posenc_course.layout import NOTEBOOK
+from posenc_course.layout import NOTEBOOK, SOURCE_NOTEBOOK, points_by_hand
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 from ..helpers.children import run_nbgrader
 from ..helpers import graders
-from ..helpers.lab import stop_lab
+from ..helpers.lab import formgrader_environment, formgrader_server
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -180,47 +177,21 @@ def browser(graded):
             browser.close()
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def formgrader(graded, tmp_path_factory):
     """A Jupyter server in the course with the instructor's set-up (formgrader), on the loopback with a token."""
-    port, token = free_port(), "instructor-secret-token"
-    private = tmp_path_factory.mktemp("jupyter")
-    environment = dict(instructor_environment(private, nbgrader_env()), JUPYTER_DATA_DIR=str(private / "data"),
-                       JUPYTER_RUNTIME_DIR=str(private / "runtime"), JUPYTERLAB_SETTINGS_DIR=str(private / "settings"),
-                       JUPYTERLAB_WORKSPACES_DIR=str(private / "workspaces"))
+    token = "instructor-secret-token"
+    environment = formgrader_environment(tmp_path_factory.mktemp("jupyter"), nbgrader_env())
     # The worst case of the live notebook: the instructor trusts it (saving it signs it), so that Jupyter renders
     # its outputs as the kernel sent them, scripts included.
     subprocess.run([sys.executable, "-m", "jupyter", "trust", str(GRADED_NOTEBOOK(graded))], env=environment,
                    check=True, capture_output=True)
-    server = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--no-browser", f"--port={port}",
-                               "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--allow-root",
-                               "--ServerApp.ip=127.0.0.1"],
-                              cwd=graded, env=environment,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                listing = json.loads(urllib.request.urlopen(
-                    f"{base}/formgrader/api/submitted_notebooks/posenc/exercises?token={token}", timeout=5).read())
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("formgrader did not start:\n" + (server.communicate(timeout=5)[0] or "")[-3000:])
-                time.sleep(0.3)
+    with formgrader_server(graded, environment, token) as base:
+        listing = json.loads(urllib.request.urlopen(
+            f"{base}/formgrader/api/submitted_notebooks/posenc/exercises?token={token}", timeout=30).read())
         [row] = [row for row in listing if row["student"] == STUDENT]
         yield type("Formgrader", (), {"base": base, "token": token, "submission": row["id"], "score": row["score"],
                                       "max_score": row["max_score"]})
-    finally:
-        stop_lab(server)  # as the student's JupyterLab is stopped
-        server.communicate()
 
 
 #: Where a page shows what the student made: outputs and rendered markdown (nbconvert's pages; JupyterLab's).
@@ -355,7 +326,9 @@ def test_formgrader_shows_a_hostile_submission_without_running_it(formgrader, br
     assert_honest_content_shown(seen)
     assert not [request for request in seen["requests"]
                 if urllib.parse.urlparse(request).path.startswith(("/api/", "/files/"))], seen["requests"]
-    assert formgrader.score == formgrader.max_score > 0
+    # The reference answers: every automatic point; the reflections wait for a grader.
+    by_hand = points_by_hand(nbformat.read(SOURCE_NOTEBOOK, as_version=4))
+    assert formgrader.score == formgrader.max_score - by_hand > 0
 
 
 #: In JupyterLab's page of the notebook: every cell, the student's last one included, is rendered.
