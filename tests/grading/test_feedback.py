@@ -26,7 +26,7 @@ from hardened_grading.preprocessors.feedback_summary import FeedbackSummary
 from hardened_grading.summary import summary
 from posenc_course.student.lab import instructor_environment
 from posenc_course.layout import NOTEBOOK, RELEASE_NOTEBOOK, SOURCE_NOTEBOOK, exercise_of
-from posenc_course.submissions import make_submission, reference_answers
+from posenc_course.submissions import grade_id, make_submission, reference_answers
 
 from ..helpers import children
 from ..helpers.children import run_nbgrader
@@ -84,6 +84,20 @@ def graded(tmp_path_factory):
     for result in (autograde, feedback, export):
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     yield SimpleNamespace(course=course, kit=kit, scores=report.exercise_scores(course / "gradebook.db"))
+
+
+def reflection_models():
+    """``{grade id: the first sentence of its model answer}`` of the source notebook's written reflections."""
+    from hardened_grading.preprocessors.model_answers import model_answer
+    from posenc_course.submissions import is_written_answer
+
+    source = nbformat.read(SOURCE_NOTEBOOK, as_version=4)
+    # its first stretch of plain words: a formula, code or emphasis is rendered otherwise
+    def words(cell):
+        return next(chunk.strip()[:40] for chunk in re.split(r"[$`*(]", " ".join(model_answer(cell).split()))
+                    if len(chunk.strip()) >= 30 and chunk.strip().count(" ") >= 4)
+
+    return {grade_id(cell): words(cell) for cell in source.cells if is_written_answer(cell)}
 
 
 def feedback_of(graded, student):
@@ -264,6 +278,13 @@ def test_after_the_due_date_the_feedback_shows_the_full_message(graded, tmp_path
     html_name = NOTEBOOK.replace(".ipynb", ".html")
     text = visible_text(course / "feedback" / "partial-one-check" / "posenc" / html_name)
     assert "FAILED: alibi_slopes(-2): expected ValueError" in text
+    # Each reflection's model answer and what earns its points, below the student's own (not before the due date:
+    # the class's feedback, made without one, has none).
+    models = reflection_models()
+    before = visible_text(feedback_of(graded, "partial-one-check"))
+    assert not [model for model in models.values() if model in before] and "Model answer" not in before
+    assert [model for model in models.values() if model in text] == list(models.values())
+    assert text.count("What earns the points") == len(models)
     for student in CLASS:
         path = course / "feedback" / student.name / "posenc" / html_name
         assert_no_answer_in(grader_texts(path), "posenc", f"feedback of {student.name} after the due date")
