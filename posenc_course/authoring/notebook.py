@@ -253,12 +253,13 @@ EXERCISE_TITLE = re.compile(r"^## Exercise (?P<number>\d+)[\s★]*(?P<title>.*?)
 
 
 def visible_key(source):
-    """What identifies a test cell's visible code, wherever it runs: its lines without the hidden tests
-    and without blank ones, each without trailing blanks (the same as the tracker's ``_key``)."""
+    """What identifies a test cell's visible code, wherever it runs: its lines as released (without the hidden tests
+    and the weight comments), without blank ones, each without trailing blanks (the same as the tracker's ``_key``)."""
     from hardened_grading.judge.checks import HIDDEN_BEGIN, HIDDEN_END
+    from hardened_grading.preprocessors.release import without_weights
 
     kept, hidden = [], False
-    for line in source.splitlines():
+    for line in without_weights(source).splitlines():  # the release shows no weight comment
         if line.strip().startswith(HIDDEN_BEGIN):
             hidden = True
         elif line.strip().startswith(HIDDEN_END):

@@ -25,7 +25,8 @@ from hardened_grading.cells import META, UNREADABLE
 from hardened_grading.hooks.submission import GRADED_MARKER, mark_graded
 from hardened_grading.exporters.notebook import TolerantNotebookExporter
 from hardened_grading.hooks.unfinished import remove_unfinished
-from hardened_grading.preprocessors.release import AnswerStubs, assigned_names, generate_assignment_preprocessors
+from hardened_grading.preprocessors.release import (AnswerStubs, HideWeights, assigned_names,
+                                                    generate_assignment_preprocessors)
 
 from ..helpers.cells import answer_cell, nbgrader_cell
 
@@ -116,12 +117,27 @@ def test_a_written_answers_stub_says_its_points_and_the_setting_makes_it_worth_0
 
 def test_generate_assignment_runs_answer_stubs_where_nbgrader_runs_clear_solutions():
     from nbgrader.converters import GenerateAssignment
-    from nbgrader.preprocessors import ClearSolutions
+    from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions, SaveCells
 
     stock = GenerateAssignment.class_traits()["preprocessors"].default()
     ours = generate_assignment_preprocessors()
     assert ours.index(AnswerStubs) == stock.index(ClearSolutions)
-    assert [p for p in ours if p is not AnswerStubs] == [p for p in stock if p is not ClearSolutions]
+    assert ours.index(HideWeights) == ours.index(ClearHiddenTests) + 1 > ours.index(SaveCells), \
+        "the weights are hidden after the gradebook has them"
+    assert [p for p in ours if p not in (AnswerStubs, HideWeights)] == [p for p in stock if p is not ClearSolutions]
+
+
+@pytest.mark.parametrize("line, shown", [
+    ('check_number(a, "real", "a")  # weight 0', 'check_number(a, "real", "a")'),
+    ("check_close(got, want, 'x')  #weight: 2.5", "check_close(got, want, 'x')"),
+    ("check_close(got, want, 'x')  # a comment", "check_close(got, want, 'x')  # a comment"),
+    ('check_true(ok, "keys get weight 0 before the softmax")', 'check_true(ok, "keys get weight 0 before the softmax")'),
+])
+def test_the_release_shows_no_weight_comment(line, shown):
+    cell = nbgrader_cell("code", f"x = 1\n{line}\n", grade_id="t", grade=True, points=1)
+    notebook, _ = HideWeights().preprocess(new_notebook(cells=[cell, solution_cell(line)]), {})
+    assert notebook.cells[0].source == f"x = 1\n{shown}\n"
+    assert notebook.cells[1].source == line, "only test cells"
 
 
 # TolerantNotebookExporter --------------------------------------------------------------------------

@@ -19,6 +19,7 @@ collected and shown with its model answer in the feedback, but graded by nobody 
 import ast
 import re
 
+from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearSolutions
 from traitlets import Bool, Unicode
 
@@ -92,9 +93,37 @@ class AnswerStubs(ClearSolutions):
         return super()._replace_solution_region(cell, language)
 
 
+#: A check's weight, said at the end of its line (:mod:`hardened_grading.judge.checks`): ``# weight 0``.
+WEIGHT_COMMENT = re.compile(r"[ \t]*#\s*weight\s*[:=]?\s*\d+(?:\.\d+)?[ \t]*$", re.M)
+
+
+def without_weights(source):
+    """`source` without the weight comments at the end of its lines (``check_number(x)  # weight 0`` ->
+    ``check_number(x)``): what a student's release shows of a test cell."""
+    return WEIGHT_COMMENT.sub("", source)
+
+
+class HideWeights(Preprocessor):
+    """Take the checks' weight comments out of the release's test cells, after nbgrader saved the cells to the
+    gradebook (``SaveCells``), so that grading weighs the checks as the source says: a student reads
+    ``# weight 0`` beside a visible check as "this is worth nothing" (a concept question's form check, whose
+    question's point is the hidden check of its value)."""
+
+    enabled = Bool(True)
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            cell.source = without_weights(cell.source)
+        return cell, resources
+
+
 def generate_assignment_preprocessors():
-    """nbgrader's GenerateAssignment preprocessors, with :class:`AnswerStubs` in place of ClearSolutions."""
+    """nbgrader's GenerateAssignment preprocessors, with :class:`AnswerStubs` in place of ClearSolutions and
+    :class:`HideWeights` after ClearHiddenTests (before the release's checksums are computed)."""
     from nbgrader.converters import GenerateAssignment
+    from nbgrader.preprocessors import ClearHiddenTests
 
     default = GenerateAssignment.class_traits()["preprocessors"].default()
-    return [AnswerStubs if preprocessor is ClearSolutions else preprocessor for preprocessor in default]
+    made = [AnswerStubs if preprocessor is ClearSolutions else preprocessor for preprocessor in default]
+    return made[:made.index(ClearHiddenTests) + 1] + [HideWeights] + made[made.index(ClearHiddenTests) + 1:]
