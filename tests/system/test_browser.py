@@ -34,7 +34,7 @@ import pytest
 from posenc_course.course import generate, new_course, nbgrader_env, run_nbgrader
 from posenc_course.layout import RELEASE_NOTEBOOK, ROOT
 from posenc_course.authoring.notebook import LANGUAGE_INFO
-from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
+from posenc_course.submissions import grade_id, is_test_cell, make_submission, reference_answers, write_submission
 
 from ..helpers.lab import stop_lab
 from ..helpers.wrong_solutions import WRONG
@@ -301,7 +301,7 @@ def test_run_all_on_the_stubs_runs_on_to_the_progress_cell(page, lab, screenshot
     assert report.count("not attempted") == 10, report
     assert errors(progress) == []
     # Run All went on past every failing test cell: each ran, and says not answered yet
-    tests = [grade_id(c) for c in RELEASE.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    tests = [grade_id(c) for c in RELEASE.cells if is_test_cell(c)]
     for test in tests[:3] + tests[-1:]:
         [error] = errors(cell(page, test))
         assert "not answered yet" in error and not any(code in error for code in HELPER_CODE), error

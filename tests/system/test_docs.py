@@ -21,7 +21,7 @@ from posenc_course.instructor import demo
 from posenc_course.layout import GRADED, ROOT, release_notebook, source_notebook
 from posenc_course.authoring.schemes import SCHEMES
 
-from ..helpers.site import build_site
+from ..helpers.site import shared_site
 
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import posenc_docs  # noqa: E402
@@ -36,9 +36,9 @@ TYPED_SOURCES = PAGES + [ROOT / "README.md", ROOT / "authoring" / "README.md", R
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The site, built as `make docs` builds it (warnings are errors, all reported): ``(html folder, log)``."""
-    out = tmp_path_factory.mktemp("site") / "html"
-    return out, build_site(out)
+    """The site, built as `make docs` builds it (warnings are errors, all reported), once for the session (shared
+    with tests/system/test_site_browser.py): ``(html folder, log)``."""
+    return shared_site(tmp_path_factory)
 
 
 class Page(HTMLParser):

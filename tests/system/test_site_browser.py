@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from ..helpers.site import build_site, served
+from ..helpers.site import served, shared_site
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -83,8 +83,7 @@ def clipped(contents):
 @pytest.fixture(scope="module")
 def visited(browser, tmp_path_factory):
     """Every page of the site, built and served: ``{page: what visit saw}``."""
-    out = tmp_path_factory.mktemp("site") / "html"
-    built = build_site(out)
+    out, built = shared_site(tmp_path_factory)  # built once for the session, with tests/system/test_docs.py
     assert built.returncode == 0, built.stderr[-3000:]
     pages = sorted(str(path.relative_to(out)) for path in out.rglob("*.html")
                    if not {"_static", "_sources", "_images"} & set(path.relative_to(out).parts))

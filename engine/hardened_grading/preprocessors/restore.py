@@ -193,6 +193,9 @@ def restore(submission, release, locked=None):
     order = {name: index for index, name in enumerate(ids)}
     by_id = {grade_id(cell): cell for cell in release.cells if grade_id(cell)}
     answers = {name for name, cell in by_id.items() if nbgrader_meta(cell).get("solution")}
+    # Which assignment a notebook is: its code answers say it, when the release has some (written answers, such as
+    # a reflection per exercise, may share their ids from one assignment to the next).
+    code_answers = {name for name in answers if by_id[name].cell_type == "code"} or answers
     release_sources = {cell.source for cell in release.cells}
     problems, duplicated, edited = [], [], []
 
@@ -226,7 +229,7 @@ def restore(submission, release, locked=None):
         problems.append(f"{len(edited)} {kind(edited)} cell(s) edited: {', '.join(edited)}")
     if duplicated:
         problems.append(f"{kind(duplicated)} cells duplicated: {', '.join(sorted(set(duplicated)))}")
-    if answers and not answers & set(names):
+    if code_answers and not code_answers & set(names):
         problems.append("none of the assignment's answer cells is in this notebook (a notebook of another assignment?)")
 
     # Locked cells out of the release's order go back to their place; answer cells stay where they are.
