@@ -25,7 +25,7 @@ from nbgrader.api import Gradebook
 from hardened_grading.class_grading import grade_table, report
 from hardened_grading.class_grading.course import part_function
 
-from ..helpers.foreign_courses import USER_GUIDE, adoption_lines, nbgrader
+from ..helpers.foreign_courses import USER_GUIDE, nbgrader, user_guide_with_engine
 
 ASSIGNMENT, NOTEBOOK = USER_GUIDE.assignment, "problem1"
 #: Its first group names a cell's part: the function that its answer defines and its tests test.
@@ -41,13 +41,7 @@ COURSE_WORDS = re.compile(r"posenc|exercise", re.IGNORECASE)  #: what the engine
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """nbgrader's documentation course, graded with the engine: its students and ``blank`` (the release, unchanged)."""
-    folder = tmp_path_factory.mktemp("user_guide")
-    (folder / "nbgrader_config.py").write_text(
-        "\n".join(["c = get_config()  # noqa: F821", f'c.CourseDirectory.course_id = "{USER_GUIDE.name}"',
-                   USER_GUIDE.config, adoption_lines()]) + "\n", encoding="utf-8")
-    USER_GUIDE.lay_out(folder)
-    generated = nbgrader(folder, "generate_assignment", ASSIGNMENT)
-    assert generated.returncode == 0, generated.stdout[-3000:]
+    folder = user_guide_with_engine(tmp_path_factory.mktemp("user_guide"))
     shutil.copytree(folder / "release" / ASSIGNMENT, folder / "submitted" / "blank" / ASSIGNMENT)
     graded = nbgrader(folder, "autograde", ASSIGNMENT)
     assert graded.returncode == 0, graded.stdout[-3000:]

@@ -13,7 +13,7 @@ import shutil
 import nbformat
 import pytest
 
-from ..helpers.foreign_courses import USER_GUIDE, adoption_lines, nbgrader
+from ..helpers.foreign_courses import USER_GUIDE, nbgrader, user_guide_with_engine
 
 ASSIGNMENT, NOTEBOOK = USER_GUIDE.assignment, "problem2"
 
@@ -31,14 +31,9 @@ def model_sentences():
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """nbgrader's documentation course, graded with the engine."""
-    folder = tmp_path_factory.mktemp("user_guide")
-    (folder / "nbgrader_config.py").write_text(
-        "\n".join(["c = get_config()  # noqa: F821", f'c.CourseDirectory.course_id = "{USER_GUIDE.name}"',
-                   USER_GUIDE.config, adoption_lines()]) + "\n", encoding="utf-8")
-    USER_GUIDE.lay_out(folder)
-    for step in (("generate_assignment", ASSIGNMENT), ("autograde", ASSIGNMENT)):
-        done = nbgrader(folder, *step)
-        assert done.returncode == 0, done.stdout[-3000:]
+    folder = user_guide_with_engine(tmp_path_factory.mktemp("user_guide"))
+    done = nbgrader(folder, "autograde", ASSIGNMENT)
+    assert done.returncode == 0, done.stdout[-3000:]
     return folder
 
 

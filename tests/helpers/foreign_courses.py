@@ -208,3 +208,15 @@ def run_python(folder, *args, environment=None):
 def nbgrader(folder, *args, environment=None):
     """Run ``python -m nbgrader ARGS`` in the course `folder`; return the finished process."""
     return run_python(folder, "-m", "nbgrader", *args, environment=environment)
+
+
+def user_guide_with_engine(folder):
+    """nbgrader's documentation course (:data:`USER_GUIDE`) laid out in `folder` with the engine's adoption lines
+    (docs/engine.md) as its ``nbgrader_config.py``, its assignment generated; return `folder`."""
+    (folder / "nbgrader_config.py").write_text(
+        "\n".join(["c = get_config()  # noqa: F821", f'c.CourseDirectory.course_id = "{USER_GUIDE.name}"',
+                   USER_GUIDE.config, adoption_lines()]) + "\n", encoding="utf-8")
+    USER_GUIDE.lay_out(folder)
+    generated = nbgrader(folder, "generate_assignment", USER_GUIDE.assignment)
+    assert generated.returncode == 0, generated.stdout[-3000:]
+    return folder

@@ -4,6 +4,7 @@ tests/system/test_formgrader_browser.py)."""
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +71,25 @@ def formgrader_server(course, environment, token):
     finally:
         stop_lab(server)  # as the student's JupyterLab is stopped
         server.communicate()
+
+
+def chromium():
+    """The path of a Chromium to drive (``POSENC_CHROMIUM``, else Debian's ``chromium``), or None."""
+    for name in (os.environ.get("POSENC_CHROMIUM"), "chromium", "chromium-browser"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def skip_without_chromium():
+    """Skip the test, saying how to install it, when there is no Chromium to drive."""
+    if chromium() is None:
+        pytest.skip("chromium is not installed (on Debian: sudo apt-get install chromium; make install does it "
+                    "as root): the real-browser tests need it")
+
+
+def screenshot_folder(tmp_path_factory):
+    """Where a browser test keeps its screenshots: ``POSENC_SCREENSHOTS``, or a temporary folder of the session."""
+    folder = Path(os.environ.get("POSENC_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

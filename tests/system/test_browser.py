@@ -16,7 +16,6 @@ JupyterLab runs with the student's own settings, those ``make install`` gives (`
 """
 
 import json
-import os
 import re
 import secrets
 import shutil
@@ -26,7 +25,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -36,7 +34,7 @@ from posenc_course.layout import RELEASE_NOTEBOOK, ROOT
 from posenc_course.authoring.notebook import LANGUAGE_INFO
 from posenc_course.submissions import grade_id, is_test_cell, make_submission, reference_answers, write_submission
 
-from ..helpers.lab import stop_lab
+from ..helpers.lab import chromium, screenshot_folder, skip_without_chromium, stop_lab
 from ..helpers.wrong_solutions import WRONG
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -56,14 +54,6 @@ STEP_MS = 60_000
 RUN_ALL_MS = 600_000
 #: The module's JupyterLab while it runs (the ``lab`` fixture's), for a stalled step's report.
 RUNNING_LAB = []
-
-
-def chromium():
-    """The path of a Chromium to drive, or None."""
-    for name in (os.environ.get("POSENC_CHROMIUM"), "chromium", "chromium-browser"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
 
 
 def free_port():
@@ -110,17 +100,13 @@ def http_status(url):
 
 @pytest.fixture(scope="module")
 def screenshots(tmp_path_factory):
-    folder = Path(os.environ.get("POSENC_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return screenshot_folder(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """One student's JupyterLab for the module, in a folder of release notebooks; stopped at the end."""
-    if chromium() is None:
-        pytest.skip("chromium is not installed (on Debian: sudo apt-get install chromium; make install does it "
-                    "as root): the real-browser tests need it")
+    skip_without_chromium()
     folder = tmp_path_factory.mktemp("student")
     shutil.copy(THEORY_RELEASE, folder / "theory.ipynb")
     process, base, token, log = start_lab(folder)

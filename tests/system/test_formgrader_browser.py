@@ -11,10 +11,7 @@ submission with formgrader's own shortcut (Ctrl+.), three times. The scores reac
 
 import csv
 import json
-import os
-import shutil
 import urllib.request
-from pathlib import Path
 
 import pytest
 from nbgrader.api import Gradebook
@@ -25,7 +22,7 @@ from posenc_course.layout import NOTEBOOK, NOTEBOOK_ID, points_by_hand, points_p
 from posenc_course.submissions import make_submission, reference_answers, write_submission
 
 from ..helpers.children import run_nbgrader
-from ..helpers.lab import formgrader_environment, formgrader_server
+from ..helpers.lab import chromium, formgrader_environment, formgrader_server, screenshot_folder, skip_without_chromium
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -42,25 +39,19 @@ TOKEN = "ta-secret-token"
 MATHJAX_CDN = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/**"
 MATHJAX = ("window.MathJax = {Hub: {Config() {}, Queue() {}, "
            "Startup: {signal: {Interest(listener) { setTimeout(() => listener('End'), 0); }}}}};")
+#: In a page: every one of the elements passed is inside the window.
+ALL_IN_VIEW = """elements => elements.every(element => { const box = element.getBoundingClientRect();
+  return box.top >= 0 && box.bottom <= window.innerHeight; })"""
 #: In formgrader's page: the reflection's score was saved (formgrader shows its tick beside the box).
 SAVED = f"""() => {{ const box = document.getElementById({REFLECTION!r});
   const tick = box && box.closest('.panel-heading').querySelector('.score-saved');
   return tick && getComputedStyle(tick).display !== 'none' && tick.style.visibility !== 'hidden'; }}"""
 
 
-def chromium():
-    for name in (os.environ.get("POSENC_CHROMIUM"), "chromium", "chromium-browser"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """The course with the three students' submissions, autograded."""
-    if chromium() is None:
-        pytest.skip("chromium is not installed (on Debian: sudo apt-get install chromium; make install does it "
-                    "as root): the real-browser tests need it")
+    skip_without_chromium()
     course = new_course(tmp_path_factory.mktemp("course"))
     release = generate(course)
     answers = reference_answers(course / "source" / "posenc" / NOTEBOOK)
@@ -74,9 +65,7 @@ def course(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def screenshots(tmp_path_factory):
-    folder = Path(os.environ.get("POSENC_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return screenshot_folder(tmp_path_factory)
 
 
 def in_view(page, locator):
@@ -94,7 +83,8 @@ def test_a_ta_grades_one_reflection_of_three_students_in_a_row(course, tmp_path,
         assert sorted(order) == sorted(WRITTEN)
         first = min(listing, key=lambda row: row["id"])["id"]
         # The first line of what earns the reflection's points: the end of its model answer, in the source notebook.
-        [cell] = [c for c in source_notebook_of(course).cells if c.metadata.get("nbgrader", {}).get("grade_id") == REFLECTION]
+        [cell] = [c for c in source_notebook_of(course).cells
+                  if c.metadata.get("nbgrader", {}).get("grade_id") == REFLECTION]
         rubric_line = next(line[2:] for line in model_answer(cell).splitlines() if line.startswith("- "))[:60]
         with playwright_api.sync_playwright() as playwright:
             # --no-sandbox: Chromium's own sandbox cannot start as root, as in CI.
@@ -120,13 +110,24 @@ def test_a_ta_grades_one_reflection_of_three_students_in_a_row(course, tmp_path,
                     answer = panel.get_by_text(text, exact=True)
                     rubric = page.get_by_text(rubric_line, exact=False)
                     assert answer.count() == 1 and rubric.count() == 1, f"{student}: {page.url}"
-                    assert in_view(page, box) and in_view(page, answer) and in_view(page, rubric), \
-                        f"{student}: the score box, the student's text and the rubric are in view together"
+                    # formgrader scrolls the box it focuses to a third of the window, smoothly: wait for it to stop
+                    shown = [box.element_handle(), answer.element_handle(), rubric.element_handle()]
+                    try:
+                        page.wait_for_function(ALL_IN_VIEW, arg=shown, timeout=20_000)
+                    except playwright_api.TimeoutError:
+                        pytest.fail(f"{student}: the score box, the student's text and the rubric are never in view "
+                                    f"together ({[in_view(page, x) for x in (box, answer, rubric)]})")
                     page.keyboard.type(str(score))
                     page.screenshot(path=screenshots / f"formgrader-{student}.png")
                     if number < len(order) - 1:
-                        with page.expect_navigation():
+                        before = page.url.split("?")[0]
+                        # formgrader saves, then goes to .../next, which sends it on to the next submission's page
+                        # (it may set off that navigation twice, the first one then aborted: wait for the page)
+                        with page.expect_response(lambda response: response.request.resource_type == "document"
+                                                  and response.status == 200 and "/next" not in response.url
+                                                  and response.url.split("?")[0] != before):
                             page.keyboard.press("Control+.")  # formgrader: the same box of the next submission
+                        page.wait_for_load_state("load")
                     else:
                         page.keyboard.press("Escape")  # formgrader: leave the box and save it
                         page.wait_for_function(SAVED, timeout=30_000)

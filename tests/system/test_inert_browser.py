@@ -47,7 +47,7 @@ from posenc_course.submissions import make_submission, reference_answers, write_
 
 from ..helpers.children import run_nbgrader
 from ..helpers import graders
-from ..helpers.lab import formgrader_environment, formgrader_server
+from ..helpers.lab import chromium, formgrader_environment, formgrader_server, screenshot_folder, skip_without_chromium
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -128,18 +128,9 @@ Some **bold**, a [link](https://example.org), math $e^{i\theta}$ and a table:
 '''
 
 
-def chromium():
-    for name in (os.environ.get("POSENC_CHROMIUM"), "chromium", "chromium-browser"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 @pytest.fixture(scope="module")
 def screenshots(tmp_path_factory):
-    folder = Path(os.environ.get("POSENC_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return screenshot_folder(tmp_path_factory)
 
 
 def hostile_course(folder):
@@ -156,9 +147,7 @@ def hostile_course(folder):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The hostile submission, graded by ``nbgrader autograde`` and given feedback by ``generate_feedback``."""
-    if chromium() is None:
-        pytest.skip("chromium is not installed (on Debian: sudo apt-get install chromium; make install does it "
-                    "as root): the real-browser tests need it")
+    skip_without_chromium()
     course = hostile_course(tmp_path_factory.mktemp("course"))
     for command in (["autograde", "posenc", "--force"], ["generate_feedback", "posenc", "--force"]):
         result = run_nbgrader(course, *command)
