@@ -445,14 +445,16 @@ def show_progress():
             rows.append(f"    {_posenc_shorten(said, 116)}")
     total = sum(row[2] for row in exercises)
     print(f"Your progress: {passing} of {len(exercises)} exercises pass their visible tests. "
-          f"The notebook is worth {total:g} points.")
+          f"Its tests are worth {total:g} points;\n"
+          "the written reflections (c) are graded by hand, apart.")
     print("A concept question's visible test checks only the form of the answer; the hidden "
           "tests,\nrun when your work is graded, check more.\n")
     print(f"{'exercise':<8} {'points':>6}   visible tests, as they last ran in this kernel")
     print("\n".join(rows))
     if first is None:
-        print("\nNext: every visible test passes. Save, click Validate in the toolbar, then "
-              "submit.")
+        print("\nNext: every visible test passes. Write the reflections (c) you have not, "
+              "save, click\nValidate in the toolbar (it lists a reflection still unwritten), "
+              "then submit.")
     else:
         exercise, title, todo = first
         print(f"\nNext: exercise {int(exercise[2:])}, {title}: {todo}.\n"

@@ -237,6 +237,7 @@ def test_run_all_reaches_the_progress_cell_of_a_fresh_notebook(assignment):
     for exercise, points in maxima.items():
         assert rows[exercise].split()[1] == f"{points:g}" and rows[exercise].endswith("not attempted"), text
     assert f"worth {sum(maxima.values()):g} points" in text and f"0 of {len(maxima)} exercises pass" in text
+    assert "the written reflections (c) are graded by hand, apart" in text, "the progress cell says what it leaves out"
     assert "Next: exercise 1, " in text and ": answer it." in text
     top = nbformat.read(str(release_notebook(assignment)), as_version=4).cells[0].source
     assert f"**{sum(maxima.values()):g} points graded by tests**" in top, "the total is stated at the top"
