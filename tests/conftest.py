@@ -20,6 +20,7 @@ HEAVIEST_FIRST orders the slow modules for ``make test``'s workers; it is an ord
 
 import ast
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -116,11 +117,20 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.write_line(f"recorded in {RECORDED_RUNS}")
 
 
+def build_matplotlib_font_cache():
+    """Build matplotlib's font cache (in this user's home) before any worker starts. On a new machine the first
+    ``import matplotlib.pyplot`` builds it under a lock file that another process waits for 5 s at most, then
+    raises TimeoutError: kernels and site builds starting together on a busy machine (the theory notebook's
+    first cell in the browser test) would fail there, not in what they test."""
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], check=True, timeout=600)
+
+
 def pytest_configure(config):
     for name, what in TIERS.items():
         config.addinivalue_line("markers", f"{name}: {what}")
     if not hasattr(config, "workerinput"):  # the run's first process: the xdist controller, or the only one
         os.environ.setdefault(RUN_MARKER, f"{os.getpid()}")
+        build_matplotlib_font_cache()
     if recording(config):  # the commit as it was when the run started, before the record changes the tree
         config._posenc_machine = machine_line()
 

@@ -9,7 +9,6 @@ import time
 
 import nbformat
 
-from hardened_grading.processes import ended
 from posenc_course.layout import ROOT, release_notebook
 
 from ..helpers import children
@@ -38,11 +37,12 @@ def sleeping_notebook(path):
     return path
 
 
-def wait_for(condition, what, timeout=300):
-    """Wait until `condition()` is true (polled); fail saying `what` did not happen within `timeout` seconds."""
+def wait_for(condition, what, timeout=300, then=str):
+    """Wait until `condition()` is true (polled); fail saying `what` did not happen within `timeout` seconds, and
+    what `then()` says at that moment."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s{then()}"
         time.sleep(0.05)
 
 
@@ -53,25 +53,27 @@ def test_a_grading_command_dies_with_a_killed_pytest(tmp_path):
     inner = children.popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_inner.py"],
                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    started = set()
+    seen, started = set(), set()
     try:
         def grading_in_its_sandbox():
             """posenc-check runs under the inner pytest, its kernel in bwrap: the grading is under way."""
-            started.update(children.descendants(inner.pid))
+            seen.update(children.descendants(inner.pid))
             assert inner.poll() is None, "the inner pytest ended before it was killed"
-            return any("bwrap" in children.command_line(pid) for pid in started) and \
-                any("posenc-check" in children.command_line(pid) for pid in started)
+            return any("bwrap" in children.command_line(pid) for pid in seen) and \
+                any("posenc-check" in children.command_line(pid) for pid in seen)
 
         wait_for(grading_in_its_sandbox, "posenc-check's kernel started under the inner pytest")
-        started = children.descendants(inner.pid)
+        # Each process by its pid and start time: a pid that ends is soon another process's (a busy suite
+        # starts hundreds a second, threads included, in Linux's 32768).
+        started = {children.identity(pid) for pid in children.descendants(inner.pid)} - {None}
         inner.send_signal(signal.SIGKILL)
         inner.wait()
-        wait_for(lambda: all(ended(pid) for pid in started),
-                 "the grading command and its kernel ended with the killed pytest", timeout=60)
+        wait_for(lambda: not children.still_running(started),
+                 "the grading command and its kernel ended with the killed pytest", timeout=60,
+                 then=lambda: f"; running still: {children.still_running(started)}")
     finally:
-        for pid in started:  # on a failure, leave nothing running
-            if not ended(pid):
-                os.kill(pid, signal.SIGKILL)
+        for running in children.still_running(started):  # on a failure, leave nothing running
+            os.kill(int(running.split()[0]), signal.SIGKILL)
         if inner.poll() is None:
             inner.kill()
             inner.wait()

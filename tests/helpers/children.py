@@ -76,6 +76,29 @@ def descendants(pid):
     return found
 
 
+def identity(pid):
+    """`pid`'s start time (in clock ticks after boot) with its pid, as /proc says now: a pid that Linux has given to
+    a new process after the first one ended (``pid_max`` is 32768 here) has another identity. None once it has
+    ended, or is a zombie.
+
+    Examples
+    --------
+    >>> identity(os.getpid()) == identity(os.getpid()) != None
+    True
+    """
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return None if fields[0] in ("Z", "X") else (pid, int(fields[19]))
+
+
+def still_running(identities):
+    """Those of `identities` (from :func:`identity`) whose process runs still, each with its state and command
+    line, for a failure's message."""
+    return [f"{pid} ({command_line(pid)!r})" for pid, started in identities if identity(pid) == (pid, started)]
+
+
 def command_line(pid):
     """`pid`'s command line, its arguments joined by spaces; "" once it has ended."""
     try:

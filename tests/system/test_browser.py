@@ -196,11 +196,16 @@ def wait_until_run(page, the_cell, timeout=STEP_MS):
 
 
 def stall_report(page):
-    """What is known when a step never ends: the page's kernel status, the server's kernels, and the end of
-    JupyterLab's log (a kernel that died or restarts says so there)."""
+    """What is known when a step never ends: the page's kernel status, its cells' prompts and first error, the
+    server's kernels, and the end of JupyterLab's log (a kernel that died or restarts says so there)."""
     lab = RUNNING_LAB[-1]
     status = page.locator(".jp-Notebook-ExecutionIndicator").first
-    lines = [f"the page's kernel status: {status.get_attribute('data-status')!r}"]
+    prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
+    lines = [f"the page's kernel status: {status.get_attribute('data-status')!r}",
+             f"its code cells' prompts, in order: {' '.join(p.strip() or '-' for p in prompts)}"]
+    errors = page.locator(ERROR_OUTPUT)
+    if errors.count():  # Run All stops at a cell's error: the cells after it never run
+        lines += [f"its first error output, of {errors.count()}:", (errors.first.text_content() or "")[-2000:]]
     try:
         with urllib.request.urlopen(f"{lab.base}/api/kernels?token={lab.token}", timeout=30) as answer:
             kernels = json.load(answer)
