@@ -9,6 +9,7 @@ import time
 
 import nbformat
 
+from hardened_grading.hooks.unfinished import KERNEL_FOLDER
 from posenc_course.layout import ROOT, release_notebook
 
 from ..helpers import children
@@ -53,7 +54,7 @@ def test_a_grading_command_dies_with_a_killed_pytest(tmp_path):
     inner = children.popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_inner.py"],
                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    seen, started = set(), set()
+    seen, started, kernel_folder = set(), set(), "no kernel folder yet"
     try:
         def grading_in_its_sandbox():
             """posenc-check runs under the inner pytest, its kernel in bwrap: the grading is under way."""
@@ -66,14 +67,20 @@ def test_a_grading_command_dies_with_a_killed_pytest(tmp_path):
         # Each process by its pid and start time: a pid that ends is soon another process's (a busy suite
         # starts hundreds a second, threads included, in Linux's 32768).
         started = {children.identity(pid) for pid in children.descendants(inner.pid)} - {None}
+        # what starts later (the sandbox's processes) is told by the grader's kernel folder in its command line
+        [grader] = [pid for pid, _ in started if check in children.command_line(pid).split()[:2]]  # its script
+        kernel_folder = f"{KERNEL_FOLDER}{grader}-"
         inner.send_signal(signal.SIGKILL)
         inner.wait()
-        wait_for(lambda: not children.still_running(started),
-                 "the grading command and its kernel ended with the killed pytest", timeout=60,
-                 then=lambda: f"; running still: {children.still_running(started)}")
+
+        def running():
+            return children.still_running(started) + children.running_with(kernel_folder)
+
+        wait_for(lambda: not running(), "the grading command and its kernel ended with the killed pytest",
+                 timeout=60, then=lambda: f"; running still: {running()}")
     finally:
-        for running in children.still_running(started):  # on a failure, leave nothing running
-            os.kill(int(running.split()[0]), signal.SIGKILL)
+        for left in children.still_running(started) + children.running_with(kernel_folder):  # leave nothing running
+            os.kill(int(left.split()[0]), signal.SIGKILL)
         if inner.poll() is None:
             inner.kill()
             inner.wait()

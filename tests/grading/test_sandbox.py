@@ -408,7 +408,9 @@ def test_the_private_tmp_is_mounted_before_anything_bound_under_it(tmp_path):
 
 
 # A launcher as the grading kernel's is, up to the moment bwrap takes over: it binds itself to the grader, starts
-# the watcher, then clears its parent-death signal (as bwrap does while it starts) and becomes a long sleep.
+# the watcher, then clears its parent-death signal (as bwrap does while it starts), starts bwrap's child (the
+# sandbox's first process, which has none either until it sets its own) and becomes a long sleep; the child, a
+# sleep too, says its pid on the launcher's stdout.
 LAUNCHER = """
 import ctypes, os, signal, sys
 from hardened_grading.sandbox.parent import die_with_parent, watch_grader
@@ -417,15 +419,21 @@ die_with_parent(signal.SIGKILL)
 if sys.argv[2] == "watched":
     watch_grader(grader)
 ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG 0: the window in which bwrap has none
+if os.fork() == 0:
+    print(os.getpid(), flush=True)
+    os.execvp("sleep", ["sleep", "301"])
 os.execvp("sleep", ["sleep", "300"])
 """
-# The grader: starts the launcher, says its pid once it is the sleep, and waits to be killed.
+# The grader: starts the launcher as jupyter_client starts a kernel (a session of its own), says the launcher's and
+# the child's pids once the launcher is the sleep, and waits to be killed.
 GRADER = """
 import os, subprocess, sys, time
-launcher = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid()), sys.argv[2]])
+launcher = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid()), sys.argv[2]], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+child = launcher.stdout.readline().strip()
 while open(f"/proc/{launcher.pid}/cmdline").read().split("\\0")[0] != "sleep":
     time.sleep(0.01)
-print(launcher.pid, flush=True)
+print(launcher.pid, child, flush=True)
 time.sleep(300)
 """
 
@@ -446,22 +454,25 @@ def pid_gone(pid, seconds):
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds are Linux 5.3's, Python 3.9's")
 @pytest.mark.parametrize("watched", [True, False], ids=["watched", "unwatched"])
 def test_a_grader_killed_while_bwrap_has_no_parent_death_signal_takes_the_sandbox_with_it(watched):
-    """The window in bwrap's start where it has no parent-death signal: a grader SIGKILLed then still ends its
-    kernel's launcher, through the watcher, which holds the only pidfd (none reaches the sandbox). Unwatched, the
-    launcher outlives its grader: the watcher is what closes the window."""
+    """The window in bwrap's start where neither it nor its child has a parent-death signal: a grader SIGKILLed then
+    still ends its kernel's launcher and the launcher's child (the sandbox's first process), through the watcher,
+    which holds the only pidfds (none reaches the sandbox). Unwatched, both outlive their grader; a watcher that
+    killed only the launcher left the child running, its kernel waiting for a grader that never comes."""
     grader = subprocess.Popen([sys.executable, "-c", GRADER, LAUNCHER, "watched" if watched else "bare"],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    launcher = int(grader.stdout.readline())
+    launcher, child = map(int, grader.stdout.readline().split())
     try:
-        fds = [os.readlink(f"/proc/{launcher}/fd/{fd}") for fd in os.listdir(f"/proc/{launcher}/fd")]
-        assert not any("pidfd" in fd for fd in fds), fds
+        for process in (launcher, child):
+            fds = [os.readlink(f"/proc/{process}/fd/{fd}") for fd in os.listdir(f"/proc/{process}/fd")]
+            assert not any("pidfd" in fd for fd in fds), fds
         grader.kill()
         grader.wait()
-        # watched, it ends in well under a second (30 s: room for a loaded machine); unwatched, it is still there
-        assert pid_gone(launcher, 30 if watched else 3) == watched
+        # watched, they end in well under a second (30 s: room for a loaded machine); unwatched, they are still there
+        assert [pid_gone(process, 30 if watched else 3) for process in (launcher, child)] == [watched, watched]
     finally:
-        if not pid_gone(launcher, 0):
-            os.kill(launcher, 9)
+        for process in (launcher, child):
+            if not pid_gone(process, 0):
+                os.kill(process, 9)
 
 
 def test_the_grading_kernel_starts_without_ipykernel_s_debugger():

@@ -96,7 +96,28 @@ def identity(pid):
 def still_running(identities):
     """Those of `identities` (from :func:`identity`) whose process runs still, each with its state and command
     line, for a failure's message."""
-    return [f"{pid} ({command_line(pid)!r})" for pid, started in identities if identity(pid) == (pid, started)]
+    return [f"{pid} ({command_line(pid)!r}, {_state(pid)})" for pid, started in identities
+            if identity(pid) == (pid, started)]
+
+
+def running_with(text):
+    """Processes (as :func:`still_running` says them) whose command line holds `text`, this one left out: those a
+    snapshot of a tree missed, started after it (a kernel's sandbox, in its folder)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid() and text in command_line(entry):
+            found.add(identity(int(entry)))
+    return still_running(found - {None})
+
+
+def _state(pid):
+    """`pid`'s state, parent and the kernel function it waits in, as /proc says (for a failure's message)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+        wchan = open(f"/proc/{pid}/wchan").read()
+    except OSError:
+        return "ended"
+    return f"state {fields[0]}, parent {fields[1]}, waiting in {wchan or '-'}"
 
 
 def command_line(pid):

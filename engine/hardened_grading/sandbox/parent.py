@@ -22,14 +22,18 @@ def die_with_parent(signum=signal.SIGKILL):
 
 
 def watch_grader(grader):
-    """Before this launcher becomes bwrap: fork a watcher, outside the sandbox, that SIGKILLs it (bwrap, and with it
-    the sandbox) as soon as the grader is gone.
+    """Before this launcher becomes bwrap: fork a watcher, outside the sandbox, that SIGKILLs the kernel's whole
+    process group (bwrap, the sandbox's first process, and the output relay) as soon as the grader is gone.
 
     The launcher's parent-death signal is kept across ``exec``, and bwrap sets its own (``--die-with-parent``), but
-    bwrap clears it while it starts, and a grader killed in that window would leave the sandbox running. The
-    watcher closes the window: it holds a pidfd of the grader (Linux 5.3 and later; elsewhere, no watcher) and
-    ends with the launcher (its own parent-death signal). Nothing of it is inside the sandbox: the student's code
-    can neither see it nor use the pidfd.
+    bwrap clears it while it starts, and so does the sandbox's first process, bwrap's child, until it sets its own:
+    a grader killed in that window would leave the sandbox running, its kernel waiting forever for a grader that
+    never comes. The watcher closes the window. It holds pidfds of the grader and of this launcher (Linux 5.3 and
+    later; elsewhere, no watcher). When the grader ends, it kills the launcher's process group: jupyter_client starts
+    a kernel as a session of its own (and ends it so too), and bwrap's child is in it until the sandboxed command
+    starts its own session, by when bwrap's parent-death signals hold. When the launcher ends first (its kernel was
+    shut down), the watcher ends. Nothing of it is inside the sandbox: the student's code can neither see it nor use
+    the pidfds.
     """
     try:
         pidfd = os.pidfd_open(grader)
@@ -39,27 +43,55 @@ def watch_grader(grader):
         os._exit(1)
     launcher = os.getpid()
     try:
-        watcher = os.fork()
+        launcher_fd = os.pidfd_open(launcher)
     except OSError:
         os.close(pidfd)
         return
-    if watcher:
+    try:
+        watcher = os.fork()
+    except OSError:
+        watcher = None
+    if watcher != 0:  # the launcher (the fork failed: no watcher)
         os.close(pidfd)
+        os.close(launcher_fd)
         return
     try:  # the watcher
-        import select
-
-        die_with_parent(signal.SIGKILL)
-        if os.getppid() == launcher:
-            os.closerange(0, pidfd)
-            os.closerange(pidfd + 1, 1024)
-            poller = select.poll()
-            poller.register(pidfd, select.POLLIN)
-            while not poller.poll():
-                pass
-            os.kill(launcher, signal.SIGKILL)  # bwrap, by now: the sandbox ends with it
+        _watch(pidfd, launcher_fd, launcher)
     finally:
         os._exit(0)
+
+
+def _watch(grader_fd, launcher_fd, launcher):
+    """The watcher's life (:func:`watch_grader`): wait for the grader or the launcher to end; kill the launcher's
+    process group if the grader has ended."""
+    import select
+
+    kept = sorted((grader_fd, launcher_fd))
+    os.closerange(0, kept[0])
+    os.closerange(kept[0] + 1, kept[1])
+    os.closerange(kept[1] + 1, 1024)
+    poller = select.poll()
+    poller.register(grader_fd, select.POLLIN)
+    poller.register(launcher_fd, select.POLLIN)
+    ready = set()
+    while not ready:
+        ready = {fd for fd, _ in poller.poll()}
+    if grader_fd not in ready:
+        # The launcher ended first: its kernel was shut down, or a parent-death signal killed it as its grader died,
+        # in which case the grader's pidfd is readable a moment later.
+        grader_poller = select.poll()
+        grader_poller.register(grader_fd, select.POLLIN)
+        if not grader_poller.poll(GRADER_END_MS):
+            return
+    if os.getpgid(0) == launcher:  # the launcher leads its process group, as jupyter_client starts a kernel
+        os.killpg(launcher, signal.SIGKILL)  # this watcher is in it, and ends with it
+    else:  # through its pidfd: its pid may be another process's by now
+        signal.pidfd_send_signal(launcher_fd, signal.SIGKILL)
+
+
+#: How long the watcher waits, once its launcher has ended, for its grader's end to show (milliseconds): a grader
+#: that dies has its kernel's launcher killed (the parent-death signal) before the grader's own pidfd is readable.
+GRADER_END_MS = 200
 
 
 def bind_to_grader(grader):
