@@ -33,7 +33,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 # Every target a person runs is .PHONY and has its one-line summary after `##` on its rule line; a `##@ GROUP` line
 # starts a group (a group may go on further down). `make help` lists them, group by group (tests/unit/test_make_help.py).
-.PHONY: help install docs test test-fast test-tools hf-env hf-lock demo demo-record bench mutants notebook release lock clean bubblewrap chromium python lab formgrader grade grade-slurm bench-slurm postgresql slurm FORCE
+.PHONY: help install docs test test-fast test-tools hf-env hf-lock demo demo-record bench mutants notebook release mistakes-table lock clean bubblewrap chromium python lab formgrader grade grade-slurm bench-slurm postgresql slurm FORCE
 
 ##@ Set up
 install: $(STAMP) ## make .venv with the locked packages, a student's JupyterLab, bubblewrap (as root)
@@ -223,6 +223,11 @@ notebook: $(STAMP) ## build source/*/*.ipynb from authoring/*.md and posenc_solu
 # cells changed), the old release is put back and it says what to do (posenc_course/authoring/generate.py).
 release: notebook ## make release/ from source/ with nbgrader, the old release kept if nbgrader refuses
 	$(BIN)/python -m posenc_course.authoring.generate posenc posenc-advanced posenc-current theory
+
+# Each mistake an exercise names, graded as its wrong answer in tests/ (in this process, through the real judge):
+# what it costs, for the docs (posenc_course/authoring/rubric.py; test_named_mistakes fails when it is stale).
+mistakes-table: notebook ## measure what each named mistake costs: docs/course/named-mistakes.md
+	$(BIN)/python -m tests.helpers.named_mistakes
 
 ##@ Test and measure
 # Mutation testing of the graded notebooks' tests (posenc_course/qa/mutants.py): every one-change mutant of the

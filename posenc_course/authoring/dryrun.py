@@ -14,6 +14,7 @@ import re
 from hardened_grading.judge import agent
 from hardened_grading.judge import judge
 from hardened_grading.judge import setup as judge_setup
+from hardened_grading.judge.checks import score_of
 from hardened_grading.judge.messages import elide
 from ..layout import grade_id, is_test_cell
 
@@ -45,6 +46,25 @@ def _opaque_arguments(request):
 
 def run_against_reference(notebook):
     """``{grade_id: error or None}``: each test cell judged against the notebook's reference answers."""
+    return {name: error for name, (error, _) in judged(notebook).items()}
+
+
+def scores_against_reference(notebook):
+    """``{grade_id: (score, points)}``: each test cell's partial credit judged against the notebook's reference
+    answers, weighed as the grader weighs its checks (``# weight N``: :func:`hardened_grading.judge.checks.score_of`)."""
+    verdicts = judged(notebook)
+    scores = {}
+    for cell in notebook.cells:
+        if is_test_cell(cell):
+            error, checks = verdicts[grade_id(cell)]
+            points = float(cell.metadata["nbgrader"].get("points", 0))
+            scores[grade_id(cell)] = (score_of(checks, points) if checks else 0.0 if error else points, points)
+    return scores
+
+
+def judged(notebook):
+    """``{grade_id: (error or None, [Check])}``: each test cell judged against the notebook's reference answers, with
+    its checks as they ran (:class:`hardened_grading.judge.checks.Check`)."""
     setup = judge_setup.setup_namespace(notebook)
     kernel_namespace = judge_setup.reference_namespace(notebook, setup)
     functions = judge_setup.answer_functions(notebook)
@@ -62,7 +82,7 @@ def run_against_reference(notebook):
         if is_test_cell(cell):
             the_judge = judge.Judge(ask)
             _, error = the_judge.run(cell.source, setup, judge_setup.cell_label(grade_id(cell)), functions)
-            verdicts[grade_id(cell)] = error
+            verdicts[grade_id(cell)] = (error, the_judge.checks)
     return verdicts
 
 

@@ -17,6 +17,24 @@ def wrong(label, exercise, function, code):
     WRONG[label] = (exercise, {function: code})
 
 
+def _without_lines(function, first, stop):
+    """The reference `function`'s source without its lines from the one starting `first` up to the one starting
+    `stop` (each found exactly once), so that a wrong answer cannot silently become the reference."""
+    lines = inspect.getsource(function).splitlines(keepends=True)
+    [begin] = [i for i, line in enumerate(lines) if line.strip().startswith(first)]
+    [end] = [i for i, line in enumerate(lines) if line.strip().startswith(stop)]
+    assert begin < end, (first, stop)
+    return "".join(lines[:begin] + lines[end:])
+
+
+def _replacing(function, old, new):
+    """The reference `function`'s source with its one line that holds `old` (found exactly once) holding `new`
+    there instead: the mistake, and nothing else, in the reference."""
+    source = inspect.getsource(function)
+    assert source.count(old) == 1, (function.__name__, old)
+    return source.replace(old, new)
+
+
 # ex01 sinusoidal rows -------------------------------------------------------------------------
 wrong("concat_layout", "ex01", "sinusoidal_row", '''
 def sinusoidal_row(position, d_model, base=10000.0):
@@ -56,6 +74,9 @@ def add_positions(token_embeddings, position_table, start=0):
         raise ValueError("bad input")
     return tokens + table[start:start + tokens.shape[-2]]
 ''')
+wrong("range_message_without_length", "ex02", "add_positions", _replacing(
+    posenc_solutions.add_positions, 'f"the position table only has P={num_positions} rows"',
+    '"the position table is too short"'))
 wrong("ignores_start", "ex02", "add_positions", '''
 def add_positions(token_embeddings, position_table, start=0):
     tokens, table = np.asarray(token_embeddings), np.asarray(position_table)
@@ -144,21 +165,14 @@ def t5_relative_position_bucket(relative_position, bidirectional=True, num_bucke
         large = max_exact + (np.log(n / max_exact) / np.log(max_distance / max_exact) * (num_buckets - max_exact)).astype(int)
     return bucket + np.where(n < max_exact, n, np.minimum(large, num_buckets - 1))
 ''')
-def _without_lines(function, first, stop):
-    """The reference `function`'s source without its lines from the one starting `first` up to the one starting
-    `stop` (each found exactly once), so that a wrong answer cannot silently become the reference."""
-    lines = inspect.getsource(function).splitlines(keepends=True)
-    [begin] = [i for i, line in enumerate(lines) if line.strip().startswith(first)]
-    [end] = [i for i, line in enumerate(lines) if line.strip().startswith(stop)]
-    assert begin < end, (first, stop)
-    return "".join(lines[:begin] + lines[end:])
-
-
 # The reference without its checks of num_buckets and max_distance: 2 buckets bidirectional divide by zero,
 # max_distance at the last exact distance makes every large distance a NaN bucket
 wrong("t5_no_input_checks", "ex04", "t5_relative_position_bucket", _without_lines(
     posenc_solutions.t5_relative_position_bucket, "smallest = 4 if bidirectional",
     "relative_position = np.asarray(relative_position)"))
+wrong("t5_round_not_floor", "ex04", "t5_relative_position_bucket", _replacing(
+    posenc_solutions.t5_relative_position_bucket, "np.floor(log_ratio * (num_buckets - max_exact))",
+    "np.round(log_ratio * (num_buckets - max_exact))"))
 wrong("t5_bias_query_minus_key", "ex04", "t5_relative_bias", '''
 def t5_relative_bias(bias_table, query_positions, key_positions, bidirectional=True, max_distance=128):
     table = np.asarray(bias_table)
@@ -348,6 +362,9 @@ def decode_position_ids(attention_mask, num_new_tokens):
         raise ValueError("bad input")
     return np.broadcast_to(mask.shape[1] + np.arange(num_new_tokens), (mask.shape[0], num_new_tokens)).astype(np.int64)
 ''')
+wrong("decode_same_id_for_every_new_token", "ex09", "decode_position_ids", _replacing(
+    posenc_solutions.decode_position_ids, "return num_real[:, None] + np.arange(int(num_new_tokens), dtype=np.int64)",
+    "return np.repeat(num_real[:, None], int(num_new_tokens), axis=1)"))
 wrong("decode_off_by_one", "ex09", "decode_position_ids", '''
 def decode_position_ids(attention_mask, num_new_tokens):
     mask = np.asarray(attention_mask)

@@ -1,0 +1,95 @@
+"""Each mistake an exercise names, as a wrong answer, and what it costs (posenc_course/authoring/rubric.py).
+
+``NAMED[assignment][exercise]`` lists, in the order of the exercise's *Common mistakes* list, the label of the
+wrong answer (in the assignment's ``WRONG`` table, tests/unit/test_answers_in_process.py: ``TABLES``) that makes
+each one. ``python -m tests.helpers.named_mistakes`` (``make mistakes-table``) measures each, in this process
+through the real judge, and writes the docs' table, docs/course/named-mistakes.md.
+"""
+
+import sys
+from pathlib import Path
+
+from posenc_course.authoring.dryrun import scores_against_reference
+from posenc_course.authoring.rubric import costs_table, named_mistakes
+from posenc_course.layout import ASSIGNMENT, ROOT, exercise_of, source_notebook
+from posenc_course.submissions import make_submission
+
+from . import wrong_solutions
+
+#: ``{assignment: {exercise: [wrong answer's label, ...]}}``, each list in the order of the exercise's list.
+NAMED = {
+    ASSIGNMENT: {
+        "ex01": ["concat_layout", "exponent_i_over_d"],
+        "ex02": ["no_range_check", "range_message_without_length"],
+        "ex03": ["key_minus_query", "strict_causal"],
+        "ex04": ["t5_bias_query_minus_key", "t5_no_cap", "t5_round_not_floor", "t5_warns_at_distance_0",
+                 "shaw_no_clipping"],
+        "ex05": ["rope_half_split", "rope_clockwise", "rope_t_over_d", "rope_ignores_positions"],
+        "ex06": ["offset_query_minus_key"],
+        "ex07": ["alibi_positive_bias", "slopes_not_power_of_two", "mask_after_softmax", "max_includes_masked",
+                 "unstable_softmax"],
+        "ex08": ["interpolate_not_endpoint_aligned", "interpolate_nearest_row", "t5_table_per_layer",
+                 "shaw_per_head"],
+        "ex09": ["padding_counted", "decode_from_padded_length", "decode_off_by_one",
+                 "decode_same_id_for_every_new_token"],
+        "ex10": ["entropy_in_bits", "entropy_nan_for_zeros", "distance_summed_over_queries", "needle_floor"],
+    },
+}
+#: Each assignment's authoring file and wrong answers.
+SPECS = {ASSIGNMENT: ROOT / "authoring" / "exercises.md"}
+WRONG = {ASSIGNMENT: wrong_solutions.WRONG}
+#: The docs' table.
+TABLE = ROOT / "docs" / "course" / "named-mistakes.md"
+
+
+def the_text(assignment):
+    """``{exercise: [named mistake, ...]}`` of `assignment`'s authoring file."""
+    return named_mistakes(SPECS[assignment].read_text(encoding="utf-8"))
+
+
+def cost(assignment, label):
+    """``(function, points lost in each exercise, the function's points)`` of the wrong answer `label`: it graded in
+    this process through the real judge (its function's test cell is ``{exercise}_{function}_test``)."""
+    exercise, functions = WRONG[assignment][label]
+    [function] = functions
+    notebook = make_submission(functions=functions, release_notebook=source_notebook(assignment))
+    scores = scores_against_reference(notebook)
+    lost = {}
+    for grade_id, (score, points) in scores.items():
+        if score < points:
+            lost[exercise_of(grade_id)] = round(lost.get(exercise_of(grade_id), 0) + points - score, 2)
+    return function, lost, scores[f"{exercise}_{function}_test"][1]
+
+
+def rows():
+    """The table's rows (:func:`posenc_course.authoring.rubric.costs_table`), each named mistake measured."""
+    measured = []
+    for assignment, exercises in NAMED.items():
+        text = the_text(assignment)
+        for exercise, labels in exercises.items():
+            for mistake, label in zip(text[exercise], labels):
+                function, lost, points = cost(assignment, label)
+                measured.append((assignment, exercise, function, mistake, label, lost.get(exercise, 0.0), points))
+    return measured
+
+
+def page(measured):
+    """The docs page of the named mistakes' costs, from `measured` rows."""
+    return "\n".join([
+        "# What a named mistake costs", "",
+        "Each exercise ends its reading with the mistakes it warns about by name. Each one costs at least a "
+        "stated share of the points of the function it is made in (the authoring guide says why), and only in "
+        "its own exercise: `make test` grades each as a wrong answer and fails if it costs less. The table is "
+        "that measure, made by `make mistakes-table`; a test fails when it is stale.", "",
+        costs_table(measured), ""])
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    target = Path(argv[0]) if argv else TABLE
+    target.write_text(page(rows()), encoding="utf-8")
+    print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    main()
