@@ -392,6 +392,38 @@ def test_the_pids_cgroup_holds_the_cap_and_is_removed_when_its_kernel_ends():
     assert not Path(group).exists()
 
 
+#: A kernel's launcher whose sandbox outlives it: it caps itself in its own pids cgroup, starts a long sleep there
+#: (the leftover), says the sleep's pid and the group, and ends.
+LEFT_OVER = """
+import os, sys
+from hardened_grading.sandbox import cgroup
+how = cgroup.cap_processes(50)
+sleeper = os.fork()
+if sleeper == 0:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)  # not the pipes the test reads to their end
+    os.dup2(null, 2)
+    os.execvp("sleep", ["sleep", "300"])
+print(sleeper, how.split("(", 1)[1].rstrip(")"), flush=True)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or sandbox_cgroup.process_cap_problem() is not None, reason="needs a pids cgroup")
+def test_what_a_stale_cgroup_still_holds_is_killed_and_the_group_removed():
+    """A sandbox left over by a kernel whose launcher ended (its grader died as it started) ran for ever, and each
+    grading run after it waited a second per such group for it to empty, after every kernel."""
+    said = subprocess.run([sys.executable, "-c", LEFT_OVER], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    sleeper, group = said.stdout.split()
+    try:
+        assert Path(group).exists() and not pid_gone(int(sleeper), 0), said.stderr
+        sandbox_cgroup.remove_stale_cgroups()
+        assert pid_gone(int(sleeper), 30), "the leftover still runs"
+        assert not Path(group).exists()
+    finally:
+        if not pid_gone(int(sleeper), 0):
+            os.kill(int(sleeper), 9)
+
+
 def test_the_private_tmp_is_mounted_before_anything_bound_under_it(tmp_path):
     """A course or a Python environment made under the host's /tmp (a fresh clone there, pytest's own
     folders) stays visible: bubblewrap mounts in order, and a later tmpfs on /tmp would hide it."""
@@ -409,27 +441,29 @@ def test_the_private_tmp_is_mounted_before_anything_bound_under_it(tmp_path):
 
 # A launcher as the grading kernel's is, up to the moment bwrap takes over: it binds itself to the grader, starts
 # the watcher, then clears its parent-death signal (as bwrap does while it starts), starts bwrap's child (the
-# sandbox's first process, which has none either until it sets its own) and becomes a long sleep; the child, a
-# sleep too, says its pid on the launcher's stdout.
+# sandbox's first process: in a session of its own, bwrap's --new-session, with no parent-death signal until it
+# sets its own, and the kernel's folder in its arguments) and becomes a long sleep; the child says its pid on the
+# launcher's stdout.
 LAUNCHER = """
 import ctypes, os, signal, sys
 from hardened_grading.sandbox.parent import die_with_parent, watch_grader
-grader = int(sys.argv[1])
+grader, folder = int(sys.argv[1]), sys.argv[3]
 die_with_parent(signal.SIGKILL)
 if sys.argv[2] == "watched":
-    watch_grader(grader)
+    watch_grader(grader, folder)
 ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG 0: the window in which bwrap has none
 if os.fork() == 0:
+    os.setsid()
     print(os.getpid(), flush=True)
-    os.execvp("sleep", ["sleep", "301"])
+    os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(301)", "--bind", folder, folder])
 os.execvp("sleep", ["sleep", "300"])
 """
 # The grader: starts the launcher as jupyter_client starts a kernel (a session of its own), says the launcher's and
 # the child's pids once the launcher is the sleep, and waits to be killed.
 GRADER = """
 import os, subprocess, sys, time
-launcher = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid()), sys.argv[2]], stdout=subprocess.PIPE,
-                            text=True, start_new_session=True)
+launcher = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid()), *sys.argv[2:]],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
 child = launcher.stdout.readline().strip()
 while open(f"/proc/{launcher.pid}/cmdline").read().split("\\0")[0] != "sleep":
     time.sleep(0.01)
@@ -453,12 +487,14 @@ def pid_gone(pid, seconds):
 
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds are Linux 5.3's, Python 3.9's")
 @pytest.mark.parametrize("watched", [True, False], ids=["watched", "unwatched"])
-def test_a_grader_killed_while_bwrap_has_no_parent_death_signal_takes_the_sandbox_with_it(watched):
+def test_a_grader_killed_while_bwrap_has_no_parent_death_signal_takes_the_sandbox_with_it(watched, tmp_path):
     """The window in bwrap's start where neither it nor its child has a parent-death signal: a grader SIGKILLed then
     still ends its kernel's launcher and the launcher's child (the sandbox's first process), through the watcher,
-    which holds the only pidfds (none reaches the sandbox). Unwatched, both outlive their grader; a watcher that
-    killed only the launcher left the child running, its kernel waiting for a grader that never comes."""
-    grader = subprocess.Popen([sys.executable, "-c", GRADER, LAUNCHER, "watched" if watched else "bare"],
+    which holds the only pidfds (none reaches the sandbox). Unwatched, both outlive their grader. A watcher that
+    killed only the launcher, or its process group, left the child running (its own session), its kernel waiting
+    for a grader that never comes."""
+    grader = subprocess.Popen([sys.executable, "-c", GRADER, LAUNCHER, "watched" if watched else "bare",
+                               str(tmp_path / "hardened-grading-kernel-1-abcdefgh")],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT)
     launcher, child = map(int, grader.stdout.readline().split())
     try:

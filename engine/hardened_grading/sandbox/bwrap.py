@@ -213,7 +213,7 @@ def enter_sandbox(options, cwd):
         _account_files() + \
         [*launcher_command(), *inner]
     if options.grader is not None:
-        watch_grader(options.grader)  # before the process cap: the watcher is not the sandbox's
+        watch_grader(options.grader, folder)  # before the process cap: the watcher is not the sandbox's
     cap_processes(options.limits.processes)  # the grader says once if it cannot be done (process_cap_problem)
     # bind_to_grader's PR_SET_PDEATHSIG is kept across exec: a grader killed outright takes its sandbox with it
     os.execvpe(command[0], command, sandbox_environment(options.limits, options.inherit))

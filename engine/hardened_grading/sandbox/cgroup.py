@@ -2,6 +2,7 @@
 
 import os
 import resource
+import signal
 import time
 from pathlib import Path
 
@@ -92,14 +93,36 @@ def _read(path):
 
 
 def remove_stale_cgroups():
-    """Remove the pids cgroups of kernels that have ended (they are empty, and named by their pid)."""
+    """Remove the pids cgroups of kernels that have ended (named by their launcher's pid, which was bwrap's).
+
+    A kernel's sandbox ends with bwrap; what its cgroup still holds once bwrap has ended is left over (a sandbox
+    whose grader died while it started, before its parent-death signals held) and is killed first: left there, it
+    would run for ever, and each grading run after it would wait here for its group to empty."""
     for parent in _pids_parents():
         for group in parent.glob("hardened-grading-kernel-*"):
             pid = group.name.rpartition("-")[2]
             if pid.isdigit() and processes.ended(pid):
+                _kill_members(group)
                 for _ in range(20):  # the sandbox's last processes may still be dying
                     try:
                         group.rmdir()
                         break
                     except OSError:
                         time.sleep(0.05)
+
+
+def _kill_members(group):
+    """SIGKILL each process in the cgroup `group`, each held by a pidfd while its membership is read (a pid that
+    ended and was given to another process is not killed)."""
+    for member in _read(group / "cgroup.procs").split():
+        try:
+            process = os.pidfd_open(int(member))
+        except (AttributeError, OSError):
+            continue
+        try:
+            if any(line.endswith(f"/{group.name}") for line in _read(f"/proc/{member}/cgroup").splitlines()):
+                signal.pidfd_send_signal(process, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(process)

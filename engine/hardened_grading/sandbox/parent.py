@@ -21,19 +21,19 @@ def die_with_parent(signum=signal.SIGKILL):
         pass
 
 
-def watch_grader(grader):
-    """Before this launcher becomes bwrap: fork a watcher, outside the sandbox, that SIGKILLs the kernel's whole
-    process group (bwrap, the sandbox's first process, and the output relay) as soon as the grader is gone.
+def watch_grader(grader, folder=None):
+    """Before this launcher becomes bwrap: fork a watcher, outside the sandbox, that SIGKILLs the kernel (bwrap, the
+    sandbox's first process, the output relay) as soon as the grader is gone.
 
     The launcher's parent-death signal is kept across ``exec``, and bwrap sets its own (``--die-with-parent``), but
     bwrap clears it while it starts, and so does the sandbox's first process, bwrap's child, until it sets its own:
     a grader killed in that window would leave the sandbox running, its kernel waiting forever for a grader that
     never comes. The watcher closes the window. It holds pidfds of the grader and of this launcher (Linux 5.3 and
-    later; elsewhere, no watcher). When the grader ends, it kills the launcher's process group: jupyter_client starts
-    a kernel as a session of its own (and ends it so too), and bwrap's child is in it until the sandboxed command
-    starts its own session, by when bwrap's parent-death signals hold. When the launcher ends first (its kernel was
-    shut down), the watcher ends. Nothing of it is inside the sandbox: the student's code can neither see it nor use
-    the pidfds.
+    later; elsewhere, no watcher). When the grader ends, it kills every process whose command line names the
+    kernel's own `folder` (its connection folder, bound into the sandbox: bwrap's arguments name it, and bwrap's
+    child, in a session of its own, has them too), then the launcher's process group (jupyter_client starts a
+    kernel as a session of its own, and ends it so too). When the launcher ends first (its kernel was shut down),
+    the watcher ends. Nothing of it is inside the sandbox: the student's code can neither see it nor use the pidfds.
     """
     try:
         pidfd = os.pidfd_open(grader)
@@ -56,12 +56,12 @@ def watch_grader(grader):
         os.close(launcher_fd)
         return
     try:  # the watcher
-        _watch(pidfd, launcher_fd, launcher)
+        _watch(pidfd, launcher_fd, launcher, folder)
     finally:
         os._exit(0)
 
 
-def _watch(grader_fd, launcher_fd, launcher):
+def _watch(grader_fd, launcher_fd, launcher, folder):
     """The watcher's life (:func:`watch_grader`): wait for the grader or the launcher to end; kill the launcher's
     process group if the grader has ended."""
     import select
@@ -83,10 +83,34 @@ def _watch(grader_fd, launcher_fd, launcher):
         grader_poller.register(grader_fd, select.POLLIN)
         if not grader_poller.poll(GRADER_END_MS):
             return
+    if folder is not None:
+        kill_naming(folder)
     if os.getpgid(0) == launcher:  # the launcher leads its process group, as jupyter_client starts a kernel
         os.killpg(launcher, signal.SIGKILL)  # this watcher is in it, and ends with it
     else:  # through its pidfd: its pid may be another process's by now
         signal.pidfd_send_signal(launcher_fd, signal.SIGKILL)
+
+
+def kill_naming(folder):
+    """SIGKILL every process (this one left out) that has `folder`, or a path in it, as an argument. Each is held by
+    a pidfd while its command line is read: a pid that ended and was given to another process is not killed."""
+    folder = os.fsencode(folder)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            process = os.pidfd_open(int(entry))
+        except OSError:
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                arguments = file.read().split(b"\0")
+            if any(argument == folder or argument.startswith(folder + b"/") for argument in arguments):
+                signal.pidfd_send_signal(process, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(process)
 
 
 #: How long the watcher waits, once its launcher has ended, for its grader's end to show (milliseconds): a grader
