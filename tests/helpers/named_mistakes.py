@@ -11,10 +11,10 @@ from pathlib import Path
 
 from posenc_course.authoring.dryrun import scores_against_reference
 from posenc_course.authoring.rubric import costs_table, named_mistakes
-from posenc_course.layout import ASSIGNMENT, ROOT, exercise_of, source_notebook
+from posenc_course.layout import ADVANCED, ASSIGNMENT, ROOT, exercise_of, source_notebook
 from posenc_course.submissions import make_submission
 
-from . import wrong_solutions
+from . import advanced_answers, wrong_solutions
 
 #: ``{assignment: {exercise: [wrong answer's label, ...]}}``, each list in the order of the exercise's list.
 NAMED = {
@@ -34,10 +34,31 @@ NAMED = {
                  "decode_same_id_for_every_new_token"],
         "ex10": ["entropy_in_bits", "entropy_nan_for_zeros", "distance_summed_over_queries", "needle_floor"],
     },
+    ADVANCED: {
+        "ex01": ["vectors_paper_sign", "vectors_no_clip", "attention_no_value_term", "attention_values_read_with_K",
+                 "logits_position_unscaled", "attention_mask_after_softmax", "attention_unstable_softmax",
+                 "logits_2d_only", "attention_scales_q_in_place"],
+        "ex02": ["left_weights_content_only", "left_weights_rows_swapped", "left_weights_no_scale",
+                 "left_weights_accepts_both", "direction_one_coordinate", "direction_too_large"],
+        "ex03": ["skew_wrong_way", "skewed_descending", "skewed_no_clip", "skew_off_by_one", "skew_2d_only"],
+        "ex04": ["txl_ascending_encoding_rows", "txl_interleaved_sin_cos", "txl_u_and_v_swapped",
+                 "txl_query_i_at_position_i", "txl_distance_key_minus_query", "txl_no_future_mask",
+                 "txl_present_key_masked", "txl_no_scale", "txl_only_2d_inputs", "txl_u_added_in_place"],
+        "ex05": ["swin_column_major_tokens", "swin_height_multiplier", "swin_offsets_not_shifted", "swin_key_minus_query",
+                 "swin_bias_heads_last", "swin_square_window_assumed"],
+        "ex06": ["linear_factor_multiplied", "ntk_exponent_one", "ntk_exponent_half_d", "ntk_no_clamp",
+                 "yarn_ramp_reversed", "yarn_floor_ceil_swapped", "yarn_not_truncated", "yarn_attention_missing",
+                 "yarn_attention_ln", "llama3_factors_swapped", "llama3_frequency_not_wavelength",
+                 "llama3_no_factor_checks"],
+        "ex07": ["half_split_pairs_interleaved", "half_split_sin_sign", "half_split_theta_t_over_d",
+                 "inverse_permutation", "permute_whole_weight", "permute_columns", "permute_in_place"],
+        "ex08": ["packed_ids_not_reset", "packed_mask_plain_causal", "window_off_by_one", "sinks_counted_twice",
+                 "sinks_dropped", "sinks_short_stream", "window_no_checks"],
+    },
 }
 #: Each assignment's authoring file and wrong answers.
-SPECS = {ASSIGNMENT: ROOT / "authoring" / "exercises.md"}
-WRONG = {ASSIGNMENT: wrong_solutions.WRONG}
+SPECS = {ASSIGNMENT: ROOT / "authoring" / "exercises.md", ADVANCED: ROOT / "authoring" / "advanced.md"}
+WRONG = {ASSIGNMENT: wrong_solutions.WRONG, ADVANCED: advanced_answers.WRONG}
 #: The docs' table.
 TABLE = ROOT / "docs" / "course" / "named-mistakes.md"
 
