@@ -8,8 +8,9 @@ Each exercise of an authoring file may end its reading with a list of the mistak
     - `<` instead of `<=`: a token must see itself.
 
 Each item is a *named mistake*. A student who makes one after being warned by name has missed one of the few
-lessons of the exercise, so it costs at least :data:`NAMED_MISTAKE_SHARE` of the points of the function it is
-made in (its test cell's points), in its own exercise only. The test cells reach that with ``# weight N``
+lessons of the exercise, so it costs at least :func:`least_share` of the points of the function it is made in
+(its test cell's points), in its own exercise only: a quarter, or an equal part where the function names more
+than four. The test cells reach that with ``# weight N``
 beside the checks that catch it (authoring/README.md: *Weighing the checks*). ``tests/`` holds each named
 mistake as a wrong answer and measures what it costs (tests/helpers/named_mistakes.py); the table of the docs
 (``make mistakes-table``) is that measure.
@@ -17,12 +18,25 @@ mistake as a wrong answer and measures what it costs (tests/helpers/named_mistak
 
 import re
 
-#: The least share of its function's points that a named mistake costs: a quarter. A function's test cell
-#: usually names two to four mistakes; at a quarter each, every one of them is felt (a student who makes one
-#: sees a quarter of the function gone, not 3% of it), yet the checks that catch nothing named (the shapes,
-#: input checks, edge cases) keep weight enough to count, and two named mistakes together still leave the
+#: The share of its function's points that a named mistake costs at least: a quarter (:func:`least_share`). A
+#: function's test cell usually names two to four mistakes; at a quarter each, every one of them is felt (a student
+#: who makes one sees a quarter of the function gone, not 3% of it), and two named mistakes together still leave the
 #: credit of what was right.
 NAMED_MISTAKE_SHARE = 0.25
+
+
+def least_share(named):
+    """The share of its function's points that each of a function's `named` mistakes costs at least: a quarter,
+    or an equal part, ``1 / named``, for a function that names more than four (nine mistakes caught by checks
+    apart cannot each cost a quarter of one function).
+
+    Examples
+    --------
+    >>> least_share(2), least_share(4), least_share(8)
+    (0.25, 0.25, 0.125)
+    """
+    return min(NAMED_MISTAKE_SHARE, 1 / named)
+
 
 #: The heading of an exercise in an authoring file: ``## Exercise 3 ★ Title (1 + 2 = 3 points)``.
 EXERCISE_HEADING = re.compile(r"^## Exercise (\d+)\b", re.M)
@@ -76,31 +90,33 @@ def _items(text):
     return items
 
 
-def costs_table(rows, share=NAMED_MISTAKE_SHARE):
+def costs_table(rows):
     """The docs' table of named mistakes (markdown) from measured `rows`: ``(assignment, exercise, function, named
-    mistake, wrong answer's label, points lost in the exercise, the function's points)``, in order. A mistake is
-    shown by its first sentence.
+    mistake, wrong answer's label, points lost in the exercise, the function's points, the least share)``, in
+    order. A mistake is shown by its first sentence.
 
     Examples
     --------
     >>> print(costs_table([("posenc", "ex03", "causal_mask", "`<` instead of `<=`. A token sees itself.",
-    ...                     "strict_causal", 0.67, 2.0)]))
-    | Exercise | Named mistake | Wrong answer in `tests/` | Function (its points) | Points lost (share of the function's) |
-    |---|---|---|---|---|
-    | `posenc` ex03 | `<` instead of `<=`. | `strict_causal` | `causal_mask` (2) | 0.67 (34%) |
+    ...                     "strict_causal", 0.67, 2.0, 0.25)]))
+    | Exercise | Named mistake | Wrong answer in `tests/` | Function (its points) | Points lost (share) | Least share |
+    |---|---|---|---|---|---|
+    | `posenc` ex03 | `<` instead of `<=`. | `strict_causal` | `causal_mask` (2) | 0.67 (34%) | 25% |
     <BLANKLINE>
-    Every named mistake costs at least 25% of its function's points, in its own exercise only. It may cost more
-    than the function's points where the exercise's other functions call it.
+    Each named mistake costs at least its least share of its function's points, in its own exercise only: a
+    quarter, or an equal part where the function names more than four. It may cost more than the function's
+    points where the exercise's other functions call it.
     """
-    lines = ["| Exercise | Named mistake | Wrong answer in `tests/` | Function (its points) | "
-             "Points lost (share of the function's) |", "|---|---|---|---|---|"]
-    for assignment, exercise, function, mistake, label, lost, points in rows:
+    lines = ["| Exercise | Named mistake | Wrong answer in `tests/` | Function (its points) | Points lost (share) | "
+             "Least share |", "|---|---|---|---|---|---|"]
+    for assignment, exercise, function, mistake, label, lost, points, share in rows:
         mistake = first_sentence(mistake).replace("|", "\\|")
         lines.append(f"| `{assignment}` {exercise} | {mistake} | `{label}` | `{function}` ({points:g}) | "
-                     f"{lost:.2f} ({lost / points:.0%}) |")
-    return "\n".join(lines + ["", f"Every named mistake costs at least {share:.0%} of its function's points, in its "
-                                  "own exercise only. It may cost more than the function's points where the "
-                                  "exercise's other functions call it."])
+                     f"{lost:.2f} ({lost / points:.0%}) | {share:.0%} |")
+    return "\n".join(lines + ["", "Each named mistake costs at least its least share of its function's points, in "
+                                  "its own exercise only: a\nquarter, or an equal part where the function names more "
+                                  "than four. It may cost more than the function's\npoints where the exercise's other "
+                                  "functions call it."])
 
 
 def first_sentence(text):

@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 from posenc_course.authoring.dryrun import scores_against_reference
-from posenc_course.authoring.rubric import costs_table, named_mistakes
-from posenc_course.layout import ADVANCED, ASSIGNMENT, ROOT, exercise_of, source_notebook
+import collections
+
+from posenc_course.authoring.rubric import costs_table, least_share, named_mistakes
+from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, ROOT, exercise_of, source_notebook
 from posenc_course.submissions import make_submission
 
-from . import advanced_answers, wrong_solutions
+from . import advanced_answers, current_answers, wrong_solutions
 
 #: ``{assignment: {exercise: [wrong answer's label, ...]}}``, each list in the order of the exercise's list.
 NAMED = {
@@ -55,10 +57,36 @@ NAMED = {
         "ex08": ["packed_ids_not_reset", "packed_mask_plain_causal", "window_off_by_one", "sinks_counted_twice",
                  "sinks_dropped", "sinks_short_stream", "window_no_checks"],
     },
+    CURRENT: {
+        "ex01": ["settings_only_rope_parameters", "settings_inner_length_wins", "settings_not_copied",
+                 "bands_frequency_not_wavelength", "bands_thresholds_inclusive", "bands_factors_swapped"],
+        "ex02": ["longrope_switch_at_length", "longrope_multiply", "longrope_attention_from_seq_len",
+                 "longrope_factor_log_not_sqrt", "longrope_no_factor_shape_check"],
+        "ex03": ["lengths_prompt_decoded", "cache_rotated_for_the_final_length", "lengths_t_not_t_plus_1",
+                 "stale_no_clamp", "cache_asks_per_token"],
+        "ex04": ["partial_last_dimensions", "partial_head_frequencies", "proportional_rotary_frequencies",
+                 "partial_pairs_across_head", "partial_rotated_part_only", "partial_no_even_check"],
+        "ex05": ["scales_mu_not_squared", "scales_cos_sin_always_mu", "mscale_natural_for_small",
+                 "scales_zero_counts_as_set", "scales_rotated_width"],
+        "ex06": ["layer_types_shifted_by_one", "inv_freq_factor_on_every_layer", "inv_freq_times_factor",
+                 "chunked_is_a_sliding_window", "chunked_counted_from_one", "chunked_not_causal", "nope_p_not_p_plus_1",
+                 "nope_rounds", "nope_log_not_log1p", "nope_no_checks"],
+        "ex07": ["mrope_text_resumes_at_token_count", "mrope_image_read_column_by_column",
+                 "mrope_height_width_rows_swapped", "mrope_advance_by_max_h_w", "mrope_section_cuts_dimensions",
+                 "mrope_pairs_cycle_through_rows", "mrope_frequencies_restart_per_section", "mrope_interleaved_pairs"],
+        "ex08": ["swin_v2_divided_by_the_side", "swin_v2_no_factor_8", "swin_v2_no_division_by_log2_8",
+                 "swin_v2_natural_log", "swin_v2_sign_dropped", "swin_v2_pretrained_window_ignored",
+                 "swin_v2_nan_for_a_side_of_one", "swin_v2_last_axis_dw_dh", "swin_v2_no_sigmoid",
+                 "swin_v2_sigmoid_without_16", "swin_v2_key_minus_query", "swin_v2_heads_last"],
+        "ex09": ["tiled_no_rescale", "tiled_rescales_the_sum_only", "tiled_no_max_subtracted",
+                 "tiled_nan_when_a_tile_hides_a_whole_row", "tiled_mask_adds_minus_1e9", "tiled_queries_from_position_0",
+                 "tiled_no_sqrt_d", "tiled_bias_of_whole_rows", "tiled_bias_materialised_once"],
+    },
 }
 #: Each assignment's authoring file and wrong answers.
-SPECS = {ASSIGNMENT: ROOT / "authoring" / "exercises.md", ADVANCED: ROOT / "authoring" / "advanced.md"}
-WRONG = {ASSIGNMENT: wrong_solutions.WRONG, ADVANCED: advanced_answers.WRONG}
+SPECS = {ASSIGNMENT: ROOT / "authoring" / "exercises.md", ADVANCED: ROOT / "authoring" / "advanced.md",
+         CURRENT: ROOT / "authoring" / "current.md"}
+WRONG = {ASSIGNMENT: wrong_solutions.WRONG, ADVANCED: advanced_answers.WRONG, CURRENT: current_answers.WRONG}
 #: The docs' table.
 TABLE = ROOT / "docs" / "course" / "named-mistakes.md"
 
@@ -82,15 +110,24 @@ def cost(assignment, label):
     return function, lost, scores[f"{exercise}_{function}_test"][1]
 
 
+def shares(assignment):
+    """``{label: the least share}`` of `assignment`'s named mistakes: each function's by how many it names."""
+    function_of = {label: (exercise, *functions) for label, (exercise, functions) in WRONG[assignment].items()}
+    labels = [label for labels in NAMED[assignment].values() for label in labels]
+    named = collections.Counter(function_of[label] for label in labels)
+    return {label: least_share(named[function_of[label]]) for label in labels}
+
+
 def rows():
     """The table's rows (:func:`posenc_course.authoring.rubric.costs_table`), each named mistake measured."""
     measured = []
     for assignment, exercises in NAMED.items():
-        text = the_text(assignment)
+        text, share = the_text(assignment), shares(assignment)
         for exercise, labels in exercises.items():
             for mistake, label in zip(text[exercise], labels):
                 function, lost, points = cost(assignment, label)
-                measured.append((assignment, exercise, function, mistake, label, lost.get(exercise, 0.0), points))
+                measured.append((assignment, exercise, function, mistake, label, lost.get(exercise, 0.0), points,
+                                 share[label]))
     return measured
 
 
@@ -99,8 +136,8 @@ def page(measured):
     return "\n".join([
         "# What a named mistake costs", "",
         "Each exercise ends its reading with the mistakes it warns about by name. Each one costs at least a "
-        "stated share of the points of the function it is made in (the authoring guide says why), and only in "
-        "its own exercise: `make test` grades each as a wrong answer and fails if it costs less. The table is "
+        "stated share of the points of the function it is made in (the authoring guide says which, and why), and "
+        "only in its own exercise: `make test` grades each as a wrong answer and fails if it costs less. The table is "
         "that measure, made by `make mistakes-table`; a test fails when it is stale.", "",
         costs_table(measured), ""])
 

@@ -3,7 +3,7 @@ points, in its own exercise only (posenc_course/authoring/rubric.py); the docs' 
 
 import pytest
 
-from posenc_course.authoring.rubric import NAMED_MISTAKE_SHARE, named_mistakes
+from posenc_course.authoring.rubric import named_mistakes
 
 from ..helpers import named_mistakes as named
 
@@ -32,16 +32,16 @@ def test_each_mistake_the_text_names_has_its_wrong_answer(assignment):
                          ids=[f"{a}-{e}-{label}" for a, e, _, label in CASES])
 def test_a_named_mistake_costs_its_share_in_its_own_exercise_only(measured, assignment, exercise, index, label):
     function, lost, points = measured[assignment, label]
-    mistake = named.the_text(assignment)[exercise][index]
+    mistake, share = named.the_text(assignment)[exercise][index], named.shares(assignment)[label]
     assert set(lost) == {exercise}, f"{label} ({mistake!r}) loses points in {sorted(lost)}"
-    assert lost[exercise] >= NAMED_MISTAKE_SHARE * points, \
-        f"{label} ({mistake!r}) costs {lost[exercise]} of {function}'s {points} points, under {NAMED_MISTAKE_SHARE:.0%}"
+    assert lost[exercise] >= round(share * points, 2), \
+        f"{label} ({mistake!r}) costs {lost[exercise]} of {function}'s {points} points, under {share:.0%}"
 
 
 def test_the_docs_table_is_the_measure(measured):
     rows = [(assignment, exercise, measured[assignment, label][0], named.the_text(assignment)[exercise][index], label,
-             measured[assignment, label][1].get(exercise, 0.0), measured[assignment, label][2])
-            for assignment, exercise, index, label in CASES]
+             measured[assignment, label][1].get(exercise, 0.0), measured[assignment, label][2],
+             named.shares(assignment)[label]) for assignment, exercise, index, label in CASES]
     assert named.TABLE.read_text(encoding="utf-8") == named.page(rows), \
         f"{named.TABLE} is stale: run `make mistakes-table`"
 

@@ -137,6 +137,10 @@ def cached_keys(keys, prompt_len, inv_freq_for_length):
         "rest, first, second = x[..., :dim - rotary_dim], x[..., dim - rotary_dim:dim - half], x[..., dim - half:]\n"
         "    return np.concatenate([rest.astype(dtype), first * cos - second * sin, second * cos + first * sin],"
         " axis=-1)")),
+    "partial_rotated_part_only": ("ex04", _changed(
+        "apply_partial_rotary", "    return np.concatenate([first * cos - second * sin, second * cos + first * sin,\n"
+        "                           x[..., rotary_dim:].astype(dtype)], axis=-1)",
+        "    return np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=-1)")),
     "partial_pairs_across_head": ("ex04", {"apply_partial_rotary": '''
 def apply_partial_rotary(x, positions, partial_rotary_factor, base=10000.0):
     x = np.asarray(x, dtype=float)
