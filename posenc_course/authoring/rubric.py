@@ -91,32 +91,35 @@ def _items(text):
 
 
 def costs_table(rows):
-    """The docs' table of named mistakes (markdown) from measured `rows`: ``(assignment, exercise, function, named
-    mistake, wrong answer's label, points lost in the exercise, the function's points, the least share)``, in
-    order. A mistake is shown by its first sentence.
+    """The docs' tables of named mistakes (markdown), one per assignment, from measured `rows`: ``(assignment,
+    exercise, function, named mistake, wrong answer's label, points lost in the exercise, the function's points,
+    the least share)``, in order. A mistake is shown by its first sentence.
 
     Examples
     --------
     >>> print(costs_table([("posenc", "ex03", "causal_mask", "`<` instead of `<=`. A token sees itself.",
     ...                     "strict_causal", 0.67, 2.0, 0.25)]))
-    | Exercise | Named mistake | Wrong answer in `tests/` | Function (its points) | Points lost (share) | Least share |
-    |---|---|---|---|---|---|
-    | `posenc` ex03 | `<` instead of `<=`. | `strict_causal` | `causal_mask` (2) | 0.67 (34%) | 25% |
+    ## posenc
     <BLANKLINE>
-    Each named mistake costs at least its least share of its function's points, in its own exercise only: a
-    quarter, or an equal part where the function names more than four. It may cost more than the function's
-    points where the exercise's other functions call it.
+    | Exercise | Named mistake | Function (its points) | Costs | At least | Wrong answer in `tests/` |
+    |---|---|---|---|---|---|
+    | ex03 | `<` instead of `<=`. | `causal_mask` (2) | 0.67 (34%) | 25% | `strict_causal` |
+    <BLANKLINE>
     """
-    lines = ["| Exercise | Named mistake | Wrong answer in `tests/` | Function (its points) | Points lost (share) | "
-             "Least share |", "|---|---|---|---|---|---|"]
-    for assignment, exercise, function, mistake, label, lost, points, share in rows:
+    lines, assignment = [], None
+    for row in rows:
+        if row[0] != assignment:
+            assignment = row[0]
+            lines += [f"## {assignment}", "",
+                      "| Exercise | Named mistake | Function (its points) | Costs | At least | Wrong answer in `tests/` |",
+                      "|---|---|---|---|---|---|"]
+        _, exercise, function, mistake, label, lost, points, share = row
         mistake = first_sentence(mistake).replace("|", "\\|")
-        lines.append(f"| `{assignment}` {exercise} | {mistake} | `{label}` | `{function}` ({points:g}) | "
-                     f"{lost:.2f} ({lost / points:.0%}) | {share:.0%} |")
-    return "\n".join(lines + ["", "Each named mistake costs at least its least share of its function's points, in "
-                                  "its own exercise only: a\nquarter, or an equal part where the function names more "
-                                  "than four. It may cost more than the function's\npoints where the exercise's other "
-                                  "functions call it."])
+        lines.append(f"| {exercise} | {mistake} | `{function}` ({points:g}) | {lost:.2f} ({lost / points:.0%}) | "
+                     f"{share:.0%} | `{label}` |")
+        if row is rows[-1] or rows[rows.index(row) + 1][0] != assignment:
+            lines.append("")
+    return "\n".join(lines)
 
 
 def first_sentence(text):

@@ -134,12 +134,15 @@ def rows():
 def page(measured):
     """The docs page of the named mistakes' costs, from `measured` rows."""
     return "\n".join([
+        "---", "html_theme.sidebar_secondary.remove: true", "---", "",  # the tables take the page's width
         "# What a named mistake costs", "",
-        "Each exercise ends its reading with the mistakes it warns about by name. Each one costs at least a "
-        "stated share of the points of the function it is made in (the authoring guide says which, and why), and "
-        "only in its own exercise: `make test` grades each as a wrong answer and fails if it costs less. The table is "
-        "that measure, made by `make mistakes-table`; a test fails when it is stale.", "",
-        costs_table(measured), ""])
+        "Each exercise ends its reading with the mistakes it warns about by name. Each one costs at least a share "
+        "of the points of the function it is made in (*At least*: a quarter, or an equal part where the function "
+        "names more than four; the authoring guide says why), and only in its own exercise: `make test` grades "
+        "each as a wrong answer and fails if it costs less. *Costs* is the points it loses in its exercise, and "
+        "their share of the function's; it may pass 100% where the exercise's other functions call it. The "
+        "tables are that measure, made by `make mistakes-table`; a test fails when they are stale.", "",
+        costs_table(measured)])
 
 
 def main(argv=None):
