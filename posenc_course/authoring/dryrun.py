@@ -49,22 +49,23 @@ def run_against_reference(notebook):
     return {name: error for name, (error, _) in judged(notebook).items()}
 
 
-def scores_against_reference(notebook):
+def scores_against_reference(notebook, graded=lambda grade_id: True):
     """``{grade_id: (score, points)}``: each test cell's partial credit judged against the notebook's reference
-    answers, weighed as the grader weighs its checks (``# weight N``: :func:`hardened_grading.judge.checks.score_of`)."""
-    verdicts = judged(notebook)
+    answers, weighed as the grader weighs its checks (``# weight N``: :func:`hardened_grading.judge.checks.score_of`);
+    only the cells whose grade id `graded` accepts."""
+    verdicts = judged(notebook, graded)
     scores = {}
     for cell in notebook.cells:
-        if is_test_cell(cell):
+        if is_test_cell(cell) and graded(grade_id(cell)):
             error, checks = verdicts[grade_id(cell)]
             points = float(cell.metadata["nbgrader"].get("points", 0))
             scores[grade_id(cell)] = (score_of(checks, points) if checks else 0.0 if error else points, points)
     return scores
 
 
-def judged(notebook):
-    """``{grade_id: (error or None, [Check])}``: each test cell judged against the notebook's reference answers, with
-    its checks as they ran (:class:`hardened_grading.judge.checks.Check`)."""
+def judged(notebook, graded=lambda grade_id: True):
+    """``{grade_id: (error or None, [Check])}``: each test cell (whose grade id `graded` accepts) judged against the
+    notebook's reference answers, with its checks as they ran (:class:`hardened_grading.judge.checks.Check`)."""
     setup = judge_setup.setup_namespace(notebook)
     kernel_namespace = judge_setup.reference_namespace(notebook, setup)
     functions = judge_setup.answer_functions(notebook)
@@ -79,7 +80,7 @@ def judged(notebook):
 
     verdicts = {}
     for cell in notebook.cells:
-        if is_test_cell(cell):
+        if is_test_cell(cell) and graded(grade_id(cell)):
             the_judge = judge.Judge(ask)
             _, error = the_judge.run(cell.source, setup, judge_setup.cell_label(grade_id(cell)), functions)
             verdicts[grade_id(cell)] = (error, the_judge.checks)

@@ -6,12 +6,11 @@ each one. ``python -m tests.helpers.named_mistakes`` (``make mistakes-table``) m
 through the real judge, and writes the docs' table, docs/course/named-mistakes.md.
 """
 
+import collections
 import sys
 from pathlib import Path
 
 from posenc_course.authoring.dryrun import scores_against_reference
-import collections
-
 from posenc_course.authoring.rubric import costs_table, least_share, named_mistakes
 from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, ROOT, exercise_of, source_notebook
 from posenc_course.submissions import make_submission
@@ -97,16 +96,14 @@ def the_text(assignment):
 
 
 def cost(assignment, label):
-    """``(function, points lost in each exercise, the function's points)`` of the wrong answer `label`: it graded in
-    this process through the real judge (its function's test cell is ``{exercise}_{function}_test``)."""
+    """``(function, points lost in its exercise, the function's points)`` of the wrong answer `label`: its exercise's
+    test cells graded in this process through the real judge (its function's is ``{exercise}_{function}_test``).
+    That it loses nothing in another exercise is test_answers_in_process's to prove, for every wrong answer."""
     exercise, functions = WRONG[assignment][label]
     [function] = functions
     notebook = make_submission(functions=functions, release_notebook=source_notebook(assignment))
-    scores = scores_against_reference(notebook)
-    lost = {}
-    for grade_id, (score, points) in scores.items():
-        if score < points:
-            lost[exercise_of(grade_id)] = round(lost.get(exercise_of(grade_id), 0) + points - score, 2)
+    scores = scores_against_reference(notebook, graded=lambda grade_id: exercise_of(grade_id) == exercise)
+    lost = round(sum(points - score for score, points in scores.values()), 2)
     return function, lost, scores[f"{exercise}_{function}_test"][1]
 
 
@@ -126,7 +123,7 @@ def rows():
         for exercise, labels in exercises.items():
             for mistake, label in zip(text[exercise], labels):
                 function, lost, points = cost(assignment, label)
-                measured.append((assignment, exercise, function, mistake, label, lost.get(exercise, 0.0), points,
+                measured.append((assignment, exercise, function, mistake, label, lost, points,
                                  share[label]))
     return measured
 
