@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from posenc_course.authoring.dryrun import scores_against_reference
-from posenc_course.authoring.rubric import costs_table, least_share, named_mistakes
+from posenc_course.authoring.rubric import NAMED_MISTAKE_SHARE, costs_table, least_share, named_mistakes
 from posenc_course.layout import ADVANCED, ASSIGNMENT, CURRENT, ROOT, exercise_of, source_notebook
 from posenc_course.submissions import make_submission
 
@@ -134,8 +134,9 @@ def page(measured):
         "---", "html_theme.sidebar_secondary.remove: true", "---", "",  # the tables take the page's width
         "# What a named mistake costs", "",
         "Each exercise ends its reading with the mistakes it warns about by name. Each one costs at least a share "
-        "of the points of the function it is made in (*At least*: a quarter, or an equal part where the function "
-        "names more than four; the authoring guide says why), and only in its own exercise: `make test` grades "
+        f"of the points of the function it is made in (*At least*: {NAMED_MISTAKE_SHARE:.0%}, or an equal part "
+        f"where the function names more than {round(1 / NAMED_MISTAKE_SHARE)}; the authoring guide says why), and "
+        "only in its own exercise: `make test` grades "
         "each as a wrong answer and fails if it costs less. *Costs* is the points it loses in its exercise, and "
         "their share of the function's; it may pass 100% where the exercise's other functions call it. The "
         "tables are that measure, made by `make mistakes-table`; a test fails when they are stale.", "",
