@@ -1,4 +1,5 @@
-"""Whether a process, named by its pid in a file or folder name it left, has ended (Linux: it reads ``/proc``).
+"""Whether a process, named by its pid in a file or folder name it left, has ended (Linux: it reads ``/proc``), and
+the killing of what a dead grader's kernel left running.
 
 A grader killed outright cannot remove what it made (a kernel's private folder, a staging folder, a cgroup), so the
 next run removes those of processes that have ended. A process that has exited but that its parent has not yet
@@ -6,6 +7,8 @@ reaped (a zombie: its parent was killed too, and the reaper that inherits it has
 ``/proc/PID``; it holds nothing any more, so it counts as ended.
 """
 
+import os
+import signal
 from pathlib import Path
 
 
@@ -27,3 +30,21 @@ def ended(pid):
         return False
     # "PID (COMM) STATE ...": COMM may hold spaces and parentheses, so the state follows the last ")"
     return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
+
+
+def kill_each(pids, belongs):
+    """SIGKILL each of `pids` (ints, or strings of digits) for which ``belongs(pid)`` is true. Each is held by a
+    pidfd while `belongs` reads about it (``/proc/PID/...``): a pid that ended meanwhile and was given to another
+    process is not killed. A process that cannot be held, read or signalled is passed over."""
+    for pid in pids:
+        try:
+            process = os.pidfd_open(int(pid))
+        except (AttributeError, OSError):
+            continue
+        try:
+            if belongs(pid):
+                signal.pidfd_send_signal(process, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(process)

@@ -2,7 +2,6 @@
 
 import os
 import resource
-import signal
 import time
 from pathlib import Path
 
@@ -112,17 +111,9 @@ def remove_stale_cgroups():
 
 
 def _kill_members(group):
-    """SIGKILL each process in the cgroup `group`, each held by a pidfd while its membership is read (a pid that
-    ended and was given to another process is not killed)."""
-    for member in _read(group / "cgroup.procs").split():
-        try:
-            process = os.pidfd_open(int(member))
-        except (AttributeError, OSError):
-            continue
-        try:
-            if any(line.endswith(f"/{group.name}") for line in _read(f"/proc/{member}/cgroup").splitlines()):
-                signal.pidfd_send_signal(process, signal.SIGKILL)
-        except OSError:
-            pass
-        finally:
-            os.close(process)
+    """SIGKILL each process in the cgroup `group` (:func:`hardened_grading.processes.kill_each`: its membership is
+    read again while it is held, so a pid given to another process meanwhile is not killed)."""
+    def in_group(pid):
+        return any(line.endswith(f"/{group.name}") for line in _read(f"/proc/{pid}/cgroup").splitlines())
+
+    processes.kill_each(_read(group / "cgroup.procs").split(), in_group)

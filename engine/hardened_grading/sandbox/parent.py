@@ -4,6 +4,8 @@ import os
 import signal
 import sys
 
+from .. import processes
+
 
 def die_with_parent(signum=signal.SIGKILL):
     """Have the kernel (Linux's) send this process `signum` when its parent dies, even by SIGKILL. It is
@@ -62,8 +64,8 @@ def watch_grader(grader, folder=None):
 
 
 def _watch(grader_fd, launcher_fd, launcher, folder):
-    """The watcher's life (:func:`watch_grader`): wait for the grader or the launcher to end; kill the launcher's
-    process group if the grader has ended."""
+    """The watcher's life (:func:`watch_grader`): wait for the grader or the launcher to end; if the grader has
+    ended, kill the processes that name the kernel's `folder`, then the launcher's process group."""
     import select
 
     kept = sorted((grader_fd, launcher_fd))
@@ -92,25 +94,17 @@ def _watch(grader_fd, launcher_fd, launcher, folder):
 
 
 def kill_naming(folder):
-    """SIGKILL every process (this one left out) that has `folder`, or a path in it, as an argument. Each is held by
-    a pidfd while its command line is read: a pid that ended and was given to another process is not killed."""
+    """SIGKILL every process (this one left out) that has `folder`, or a path in it, as an argument
+    (:func:`hardened_grading.processes.kill_each`: a pid given to another process meanwhile is not killed)."""
     folder = os.fsencode(folder)
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            process = os.pidfd_open(int(entry))
-        except OSError:
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as file:
-                arguments = file.read().split(b"\0")
-            if any(argument == folder or argument.startswith(folder + b"/") for argument in arguments):
-                signal.pidfd_send_signal(process, signal.SIGKILL)
-        except OSError:
-            pass
-        finally:
-            os.close(process)
+
+    def names_it(pid):
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            arguments = file.read().split(b"\0")
+        return any(argument == folder or argument.startswith(folder + b"/") for argument in arguments)
+
+    processes.kill_each([entry for entry in os.listdir("/proc") if entry.isdigit() and int(entry) != os.getpid()],
+                        names_it)
 
 
 #: How long the watcher waits, once its launcher has ended, for its grader's end to show (milliseconds): a grader
