@@ -10,12 +10,12 @@ Each exercise of an authoring file may end its reading with a list of the mistak
 Each item is a *named mistake*. A student who makes one after being warned by name has missed one of the few
 lessons of the exercise, so it costs at least :func:`least_share` of the points of the function it is made in
 (its test cell's points), in its own exercise only: a quarter, or an equal part where the function names more
-than four. The test cells reach that with ``# weight N``
-beside the checks that catch it (authoring/README.md: *Weighing the checks*). ``tests/`` holds each named
-mistake as a wrong answer and measures what it costs (tests/helpers/named_mistakes.py); the table of the docs
-(``make mistakes-table``) is that measure.
+than four. The test cells reach that with ``# weight N`` beside the checks that catch it (authoring/README.md:
+*Weighing the checks*). ``tests/`` holds each named mistake as a wrong answer and measures what it costs
+(tests/helpers/named_mistakes.py); the table of the docs (``make mistakes-table``) is that measure.
 """
 
+import itertools
 import re
 
 #: The share of its function's points that a named mistake costs at least: a quarter (:func:`least_share`). A
@@ -106,19 +106,16 @@ def costs_table(rows):
     | ex03 | `<` instead of `<=`. | `causal_mask` (2) | 0.67 (34%) | 25% | `strict_causal` |
     <BLANKLINE>
     """
-    lines, assignment = [], None
-    for row in rows:
-        if row[0] != assignment:
-            assignment = row[0]
-            lines += [f"## {assignment}", "",
-                      "| Exercise | Named mistake | Function (its points) | Costs | At least | Wrong answer in `tests/` |",
-                      "|---|---|---|---|---|---|"]
-        _, exercise, function, mistake, label, lost, points, share = row
-        mistake = first_sentence(mistake).replace("|", "\\|")
-        lines.append(f"| {exercise} | {mistake} | `{function}` ({points:g}) | {lost:.2f} ({lost / points:.0%}) | "
-                     f"{share:.0%} | `{label}` |")
-        if row is rows[-1] or rows[rows.index(row) + 1][0] != assignment:
-            lines.append("")
+    lines = []
+    for assignment, group in itertools.groupby(rows, key=lambda row: row[0]):
+        lines += [f"## {assignment}", "",
+                  "| Exercise | Named mistake | Function (its points) | Costs | At least | Wrong answer in `tests/` |",
+                  "|---|---|---|---|---|---|"]
+        for _, exercise, function, mistake, label, lost, points, share in group:
+            mistake = first_sentence(mistake).replace("|", "\\|")
+            lines.append(f"| {exercise} | {mistake} | `{function}` ({points:g}) | {lost:.2f} ({lost / points:.0%}) | "
+                         f"{share:.0%} | `{label}` |")
+        lines.append("")
     return "\n".join(lines)
 
 
