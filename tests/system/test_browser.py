@@ -25,6 +25,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import warnings
 
 import nbformat
 import pytest
@@ -164,9 +165,13 @@ def goto(page, lab, name):
 
 
 def menu(page, menu_name, item):
-    """Click `item` in the menu bar's `menu_name` menu."""
+    """Click `item` in the menu bar's `menu_name` menu; return the item's classes as they were before the click
+    (JupyterLab marks an item that would do nothing with ``lm-mod-disabled``)."""
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{menu_name}$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}$")).click()
+    label = page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(item)}$"))
+    classes = label.locator("xpath=..").get_attribute("class")
+    label.click()
+    return classes
 
 
 def menu_items(page, menu_name):
@@ -195,13 +200,17 @@ def wait_until_run(page, the_cell, timeout=STEP_MS):
                     f"{prompt.text_content()!r}\n{stall_report(page)}")
 
 
+def kernel_status(page):
+    """The kernel's status as the notebook's toolbar shows it: 'idle', 'busy', ..."""
+    return page.locator(".jp-Notebook-ExecutionIndicator").first.get_attribute("data-status")
+
+
 def stall_report(page):
     """What is known when a step never ends: the page's kernel status, its cells' prompts and first error, the
     server's kernels, and the end of JupyterLab's log (a kernel that died or restarts says so there)."""
     lab = RUNNING_LAB[-1]
-    status = page.locator(".jp-Notebook-ExecutionIndicator").first
     prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
-    lines = [f"the page's kernel status: {status.get_attribute('data-status')!r}",
+    lines = [f"the page's kernel status: {kernel_status(page)!r}",
              f"its code cells' prompts, in order: {' '.join(p.strip() or '-' for p in prompts)}"]
     errors = page.locator(ERROR_OUTPUT)
     if errors.count():  # Run All stops at a cell's error: the cells after it never run
@@ -263,10 +272,37 @@ def validate(page):
 
 # The student's path -----------------------------------------------------------------------------
 
+#: Whether some code cell's prompt differs from the one it had (``prompts``): Run All has started, for it marks every
+#: cell it queues ``[*]`` at once, in the page, before the kernel runs any.
+PROMPTS = "() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(prompt => prompt.textContent)"
+CHANGED = f"before => ({PROMPTS})().some((prompt, n) => prompt !== before[n])"
+
+
+def start_run_all(page):
+    """Run → Run All Cells, as a student does, and wait until the notebook has started to run.
+
+    On a loaded CI machine this click has twice started nothing, in some 40 runs of the module: ten minutes later
+    every prompt still said ``[ ]:`` and the kernel was idle, and it was never seen here (25 tries beside two busy
+    loops). A student whose click does nothing clicks again; so does this, once, with a warning that says how the
+    menu item looked. A second click that starts nothing fails the test, with the page's state."""
+    for attempt in (1, 2):
+        before = page.evaluate(PROMPTS)
+        classes = menu(page, "Run", "Run All Cells")
+        try:
+            page.wait_for_function(CHANGED, arg=before, timeout=STEP_MS)
+            return
+        except playwright_api.TimeoutError:
+            if attempt == 2:
+                pytest.fail(f"Run All Cells, clicked twice, started nothing (the item's classes: {classes!r})\n"
+                            f"{stall_report(page)}")
+            warnings.warn(f"Run All Cells started nothing in {STEP_MS / 1000:.0f} s; clicked again (the item's "
+                          f"classes: {classes!r}; the page's kernel status: {kernel_status(page)!r})")
+
+
 def run_all(page):
     """Run → Run All Cells, as a student does; wait until the last cell (the progress cell) has run and the
     kernel is idle. Return the last cell."""
-    menu(page, "Run", "Run All Cells")
+    start_run_all(page)
     last = page.locator(".jp-Notebook .jp-Cell").last
     wait_until_run(page, last, timeout=RUN_ALL_MS)
     last.locator(".jp-OutputArea-output").first.wait_for()
@@ -384,7 +420,7 @@ def test_the_theory_notebook_runs_with_its_figures_and_no_error(page, lab, scree
     theory = nbformat.read(str(THEORY_RELEASE), as_version=4)
     figures = sum(c.source.count("plt.show()") for c in theory.cells if c.cell_type == "code")
     goto(page, lab, "theory.ipynb")
-    menu(page, "Run", "Run All Cells")
+    start_run_all(page)
     code_cells = [n for n, c in enumerate(theory.cells) if c.cell_type == "code"]
     wait_until_run(page, page.locator(".jp-Notebook .jp-Cell").nth(code_cells[-1]), timeout=RUN_ALL_MS)
     images = page.locator(".jp-OutputArea-output img")
