@@ -4,7 +4,8 @@ For each interpreter: a clean copy of the repository, ``make install PYTHON=that
 packages; for the oldest, a uv that cannot reach its index, so that pip installs them instead), then
 ``posenc-check`` (nbgrader's real autograde, sandbox included) on the reference answers of the graded
 assignments (full marks, exit 0: every one on the oldest and the newest Python, the first one on those between)
-and on the first one's blank release (0 points, exit 1). The supported versions are the
+and on the first one's blank release (0 points, exit 1). On one of them, ``make install`` is then run over
+the venv: what the lock no longer names goes, and nothing else. The supported versions are the
 ``Programming Language :: Python :: 3.X`` classifiers of ``pyproject.toml``. The interpreter that
 runs this suite is left out: ``make test`` itself is its proof. A supported version with no
 interpreter on this machine is reported as skipped, with where it was looked for.
@@ -114,6 +115,10 @@ def _version_of(found):
 #: The interpreters that grade every graded assignment: the oldest and the newest here. Those between grade the
 #: first one: the assignments differ in their notebooks' code, which the oldest and the newest Python try.
 EVERY_ASSIGNMENT_ON = {min(FOUND, key=_version_of), max(FOUND, key=_version_of)} if FOUND else set()
+#: The interpreter whose venv is then installed over (installing_over_a_venv_leaves_it_equal_to_the_lock): the
+#: oldest of those that grade only the first assignment, when there is one.
+OVER_A_VENV_ON = min((found for found in FOUND if found not in EVERY_ASSIGNMENT_ON | {PIP_FALLBACK}),
+                     key=_version_of, default=min(FOUND, key=_version_of) if FOUND else None)
 #: A package index that refuses every connection (the discard port of the loopback).
 DEAD_INDEX = "http://127.0.0.1:9/simple"
 
@@ -160,6 +165,9 @@ def test_install_and_grade(python, tmp_path):
     code, blank, stderr = posenc_check(copy, copy / "release" / "posenc" / "exercises.ipynb")
     assert code == 1 and blank and blank["score"] == 0 and blank["max_score"] == maxima["posenc"], (code, blank, stderr)
 
+    if python == OVER_A_VENV_ON:  # on a venv already made, as a second install from nothing would only repeat the first
+        installing_over_a_venv_leaves_it_equal_to_the_lock(copy, tmp_path)
+
 
 def dropped_distribution(venv, name):
     """Put a distribution `name` into `venv` as an installer leaves one (a module, and its dist-info whose RECORD
@@ -176,12 +184,10 @@ def dropped_distribution(venv, name):
     return module
 
 
-def test_installing_over_a_venv_leaves_it_equal_to_the_lock(tmp_path):
-    """A package the lock no longer names goes at the next ``make install``, with uv and with pip; pip, uv and the
-    course's editable installs stay, and a ``make install`` with nothing changed installs nothing."""
-    copy = clean_copy(tmp_path / "posenc")
-    installed = make(copy, "install")
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+def installing_over_a_venv_leaves_it_equal_to_the_lock(copy, tmp_path):
+    """In `copy`, installed: a package the lock no longer names goes at the next ``make install``, with uv and with
+    pip; pip, uv and the course's editable installs stay, and a ``make install`` with nothing changed installs
+    nothing."""
     venv = copy / ".venv"
     for installer in ("uv", "pip"):
         module = dropped_distribution(venv, f"dropped_by_{installer}")
