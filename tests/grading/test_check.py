@@ -12,7 +12,7 @@ from posenc_course.course import nbgrader_env
 from posenc_course.layout import points_by_hand
 from posenc_course.submissions import grade_id, make_submission, reference_answers
 
-from ..helpers import children
+from ..helpers import children, plain_kernel
 from ..helpers.grading import MAX_POINTS, SOURCE, TEST_POINTS
 from ..helpers.wrong_solutions import WRONG
 
@@ -212,11 +212,9 @@ def run_all(notebook):
     """Run `notebook` top to bottom in a real kernel as Run All does: a cell's error stops the run unless
     the cell carries the tag raises-exception (nbclient sends stop_on_error=False, as JupyterLab does).
     Return the text the progress cell printed."""
-    from nbclient import NotebookClient
-
     from posenc_course.authoring.notebook import PROGRESS_ID
 
-    NotebookClient(notebook, timeout=60, kernel_name="python3", allow_errors=False).execute()
+    plain_kernel.execute(notebook, timeout=60, allow_errors=False)
     last = notebook.cells[-1]
     assert grade_id(last) == PROGRESS_ID, "the progress cell is the notebook's last"
     return "".join(output.get("text", "") for output in last.outputs)

@@ -26,7 +26,6 @@ from typing import Callable
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from hardened_grading.cells import META
 from hardened_grading.preprocessors.model_answers import MODEL_ANSWER
@@ -35,6 +34,7 @@ from posenc_course.course import generate, new_course
 from posenc_course.layout import ASSIGNMENT, NOTEBOOK, SOURCE_NOTEBOOK, points_per_exercise
 from posenc_course.submissions import grade_id, make_submission, reference_answers, write_submission
 
+from ..helpers import plain_kernel
 from ..helpers.children import run_nbgrader
 from ..helpers.student_alternatives import STUDENT_ALTERNATIVES
 from ..helpers.wrong_solutions import WRONG
@@ -106,7 +106,7 @@ def markdown_notes(notebook):
 def saved_outputs(notebook):
     """Run All in the student's kernel, and save the notebook with its outputs, as JupyterLab does."""
     executed = copy.deepcopy(notebook)
-    NotebookClient(executed, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    plain_kernel.execute(executed, timeout=120, allow_errors=True)
     assert any(cell.get("outputs") for cell in executed.cells)
     return executed
 

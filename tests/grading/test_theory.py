@@ -6,9 +6,10 @@ import time
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from posenc_course import ROOT
+
+from ..helpers import plain_kernel
 
 RELEASE = ROOT / "release" / "theory" / "theory.ipynb"
 
@@ -27,7 +28,7 @@ ADVANCED_FIGURES = 11 + CURRENT_CHAPTERS
 def executed():
     notebook = nbformat.read(str(RELEASE), as_version=4)
     started = time.perf_counter()
-    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=False).execute()
+    plain_kernel.execute(notebook, timeout=120, allow_errors=False)
     print(f"theory.ipynb ran in {time.perf_counter() - started:.1f} s")
     return notebook
 

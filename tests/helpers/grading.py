@@ -479,9 +479,6 @@ def verdicts_of(notebook):
 def run_in_plain_kernel(notebook, folder):
     """A copy of `notebook` run top to bottom in a plain python3 kernel started in `folder`, as a student runs
     it (Run All, on past errors). The kernel is stopped at once at the end: its verdicts are in by then."""
-    from nbclient import NotebookClient
+    from .plain_kernel import execute
 
-    ran = copy.deepcopy(notebook)
-    NotebookClient(ran, kernel_name="python3", timeout=60, allow_errors=True, shutdown_kernel="immediate",
-                   resources={"metadata": {"path": str(folder)}}).execute()
-    return ran
+    return execute(copy.deepcopy(notebook), folder, timeout=60, allow_errors=True, shutdown_kernel="immediate")
