@@ -206,6 +206,12 @@ def grade(mutants, workdir, workers=1, assignment=ASSIGNMENT):
             raise RuntimeError(f"nbgrader autograde failed in {course}:\n" + "".join(log[-40:]))
         graded = exercise_scores(course / "gradebook.db", assignment)
         control = tuple(map(sum, zip(*graded[CONTROL].values())))
+        if control[0] < control[1]:
+            lost = ", ".join(f"{exercise} {got:g} of {most:g}" for exercise, (got, most) in graded[CONTROL].items()
+                             if got < most)
+            raise RuntimeError(f"the reference answers scored {control[0]:g} of {control[1]:g} in {course} ({lost}): "
+                               "fix the notebook first. What nbgrader said as it graded them:\n"
+                               + "".join(_said_of(CONTROL, log)[-40:]))
         if scores.get(CONTROL, control) != control:
             raise RuntimeError("the reference answers scored differently in two courses")
         scores[CONTROL] = control
@@ -214,6 +220,17 @@ def grade(mutants, workdir, workers=1, assignment=ASSIGNMENT):
                 scores[mutant.key] = graded[student][mutant.exercise]
     progress(f"graded in {time.monotonic() - started:.0f} s")
     return scores
+
+
+def _said_of(student, log):
+    """The lines of nbgrader's `log` from its start on `student`'s submission to the next one's."""
+    said, theirs = [], False
+    for line in log:
+        if "] Autograding " in line:
+            theirs = f"{os.sep}{student}{os.sep}" in line
+        if theirs:
+            said.append(line)
+    return said
 
 
 def judge_in_process(mutants, assignment=ASSIGNMENT):
