@@ -224,6 +224,9 @@ def _facts():
     sqlite_timeout = GradeClass.class_traits()["sqlite_timeout"].default_value
     facts["sqlite_timeout"] = Fact(lambda: f"{sqlite_timeout:g}", (rf"busy timeout\s+of {sqlite_timeout:g}\b",))
     facts["probe_seconds"] = Fact(lambda: PROBE_SECONDS)
+    from hardened_grading.cpu_wait import MAX_STRETCH
+
+    facts["max_stretch"] = Fact(lambda: MAX_STRETCH)
     facts["system_files"] = Fact(lambda: len(system_files()),
                                  (rf"\b(?:{_number(len(system_files()))}|{word(len(system_files()))})\s+files of\s+`?/etc",))
     for path in system_files():

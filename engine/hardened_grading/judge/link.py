@@ -26,6 +26,7 @@ from nbclient.exceptions import DeadKernelError
 from nbclient.util import ensure_async
 from nbgrader.utils import get_partial_grade
 
+from .. import cpu_wait
 from ..cells import META, grade_id
 from . import agent
 from .checks import score_of
@@ -39,17 +40,21 @@ class TestCellRun:
     """One judged test cell: what its requests to the kernel share."""
 
     index: int  #: the cell's index in the notebook
-    deadline: float  #: ``time.monotonic()`` by which its requests must all be answered
-    seconds: float  #: the cell's time limit, for messages
+    seconds: float  #: the cell's time limit: its requests must all be answered within it
+    #: the seconds its threads have waited for a CPU since it started (:mod:`hardened_grading.cpu_wait`): not charged
+    waited: object = lambda: 0.0
     answer_callback: object = None  #: runs a function of the tests that the kernel asks for
     printed: list = field(default_factory=list)  #: stream outputs the kernel printed meanwhile
+    started: float = field(default_factory=time.monotonic)
 
     def remaining(self):
-        return self.deadline - time.monotonic()
+        """Seconds left of the limit: wall-clock time less the waits for a CPU, stretched at most
+        ``cpu_wait.MAX_STRETCH`` times."""
+        return self.seconds - cpu_wait.charged(time.monotonic() - self.started, self.waited())
 
     def timed_out(self):
-        return Abort("CellTimeoutError", f"the tests of this cell took over {self.seconds:g} s "
-                                               "(an endless loop?) and were stopped")
+        return Abort("CellTimeoutError", f"the tests of this cell took over {self.seconds:g} s, not counting waits "
+                                               "for a busy CPU (an endless loop?), and were stopped")
 
 
 def kernel_died():
@@ -71,6 +76,7 @@ class KernelLink:
     def __init__(self, client, run_code):
         self._client, self._run_code = client, run_code
         self._comm = None  # (kernel client, comm id) of the agent's comm in the current kernel
+        self._kernel_stat = None  # (kernel client, its main thread's schedstat file) of the current kernel
 
     async def judge_cell(self, cell, index, setup, seconds, per_check=True, folder=None, cells=()):
         """Run test cell `cell` in this process against the kernel; fill its outputs.
@@ -84,16 +90,22 @@ class KernelLink:
         """
         namespace, functions, predict = setup
         loop = asyncio.get_running_loop()
-        run = TestCellRun(index, time.monotonic() + seconds, seconds)
+        # what carries the cell: this event loop's thread, the kernel's main thread, and the tests' thread (below)
+        count, waited = cpu_wait.counter(cpu_wait.this_thread(), self._kernel_thread())
+        run = TestCellRun(index, seconds, waited)
 
         def ask(request):
             return asyncio.run_coroutine_threadsafe(self.ask(request, run), loop).result()
+
+        def judged(*args):
+            count(cpu_wait.this_thread())
+            return in_folder(*args)
 
         the_judge = Judge(ask, folder, getattr(self._client, "max_output_kb", 1024) * 1024, cells)
         run.answer_callback = the_judge.answer_callback
         cell.outputs, cell.execution_count = [], None
         try:
-            stdout, error = await asyncio.to_thread(in_folder, folder, the_judge.run, cell.source, namespace,
+            stdout, error = await asyncio.to_thread(judged, folder, the_judge.run, cell.source, namespace,
                                                     cell_label(grade_id(cell)), functions, predict(cell.source))
         except Abort as abort:
             record_verdict(cell, the_judge.checks, inert(run.printed) + the_judge.streams, None,
@@ -116,6 +128,14 @@ class KernelLink:
         if request.get("passes_callbacks"):
             return await self._ask_by_running_a_cell(request, run)
         return await self._ask_by_comm(request, run)
+
+    def _kernel_thread(self):
+        """The ``schedstat`` file of the current kernel's main thread, found once per kernel; None if unknown."""
+        kc = self._client.kc
+        if self._kernel_stat is None or self._kernel_stat[0] is not kc:
+            provisioner = getattr(self._client.km, "provisioner", None)
+            self._kernel_stat = (kc, cpu_wait.kernel_thread(getattr(provisioner, "pid", None)))
+        return self._kernel_stat[1]
 
     def max_reply(self):
         """The largest reply (characters of JSON) the judge takes from the kernel: the client's ``max_reply_kb``."""
