@@ -3,9 +3,9 @@ it waited for a CPU (hardened_grading.cpu_wait), and an endless loop is stopped 
 
 The grader, its kernels and two busy loops share one CPU, so the kernel gets about a third of it. A function whose
 first call needs 3 s of CPU then takes about 9 s of wall-clock time, nearly twice the cell's limit of 5 s (the
-course's ``Execute.timeout``, set low here so that the test is short). Charged by wall-clock time, as before cpu_wait, its
-exercise lost points; charged its CPU's time, it keeps full marks. A function that never returns still loses its
-exercise, and says it ran over the limit.
+course's ``Execute.timeout``, set low here so that the test is short). Charged by wall-clock time, as before
+cpu_wait, its exercise lost points; charged its CPU's time, it keeps full marks. A function that never returns still
+loses its exercise, and says it ran over the limit.
 """
 
 import os
