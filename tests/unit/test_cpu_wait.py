@@ -65,3 +65,11 @@ def test_a_test_cell_that_waited_for_a_cpu_has_that_time_left(tmp_path):
     assert run.remaining() < 1.5
     schedstat(tmp_path / "kernel", 3 * 10**9)  # 3 of its 4 s waiting for a CPU
     assert 3.5 < run.remaining() <= 4.0
+
+
+def test_the_waits_never_take_a_test_cell_past_the_submissions_budget(tmp_path):
+    path = schedstat(tmp_path / "kernel", 3 * 10**9)
+    _, waited = cpu_wait.counter(path)
+    run = TestCellRun(0, 5.0, waited, started=time.monotonic() - 4.0, wall_seconds=4.5)
+    schedstat(tmp_path / "kernel", 6 * 10**9)  # 3 of its 4 s waiting for a CPU: 4 s of its limit left ...
+    assert run.remaining() <= 0.5  # ... but half a second of the submission's

@@ -46,11 +46,15 @@ class TestCellRun:
     answer_callback: object = None  #: runs a function of the tests that the kernel asks for
     printed: list = field(default_factory=list)  #: stream outputs the kernel printed meanwhile
     started: float = field(default_factory=time.monotonic)
+    #: wall-clock seconds the cell may take whatever it waited (what is left of the submission's budget), or None
+    wall_seconds: float = None
 
     def remaining(self):
         """Seconds left of the limit: wall-clock time less the waits for a CPU, stretched at most
-        ``cpu_wait.MAX_STRETCH`` times."""
-        return self.seconds - cpu_wait.charged(time.monotonic() - self.started, self.waited())
+        ``cpu_wait.MAX_STRETCH`` times, and never past `wall_seconds`."""
+        elapsed = time.monotonic() - self.started
+        left = self.seconds - cpu_wait.charged(elapsed, self.waited())
+        return left if self.wall_seconds is None else min(left, self.wall_seconds - elapsed)
 
     def timed_out(self):
         return Abort("CellTimeoutError", f"the tests of this cell took over {self.seconds:g} s, not counting waits "
@@ -78,7 +82,7 @@ class KernelLink:
         self._comm = None  # (kernel client, comm id) of the agent's comm in the current kernel
         self._kernel_stat = None  # (kernel client, its main thread's schedstat file) of the current kernel
 
-    async def judge_cell(self, cell, index, setup, seconds, per_check=True, folder=None, cells=()):
+    async def judge_cell(self, cell, index, setup, seconds, per_check=True, folder=None, cells=(), wall_seconds=None):
         """Run test cell `cell` in this process against the kernel; fill its outputs.
 
         `setup` is ``(namespace, answer function names, predict)`` (:func:`trusted_setup`);
@@ -86,13 +90,15 @@ class KernelLink:
         the notebook's folder, where the kernel runs, and so where the test's relative paths lead (a data
         file beside the notebook); `cells`: the notebook's cells above it, whose answer cells say why a name the test
         needs is not defined when one of them does not compile (:mod:`hardened_grading.judge.syntax`).
+        `seconds` is the cell's time limit, less the waits for a CPU (:mod:`hardened_grading.cpu_wait`);
+        `wall_seconds`, if given, bounds its wall-clock time all the same (what is left of the submission's budget).
         Raises :class:`Abort` (after filling what was printed) when the kernel gives out.
         """
         namespace, functions, predict = setup
         loop = asyncio.get_running_loop()
         # what carries the cell: this event loop's thread, the kernel's main thread, and the tests' thread (below)
         count, waited = cpu_wait.counter(cpu_wait.this_thread(), self._kernel_thread())
-        run = TestCellRun(index, seconds, waited)
+        run = TestCellRun(index, seconds, waited, wall_seconds=wall_seconds)
 
         def ask(request):
             return asyncio.run_coroutine_threadsafe(self.ask(request, run), loop).result()

@@ -517,9 +517,10 @@ class ResilientExecute(Execute):
             if code is not None:
                 original, cell.source = cell.source, code  # the cell as Python (its magics: hardened_grading.judge.magics)
                 try:
-                    await self._link.judge_cell(cell, cell_index, setup,
-                                                min(self.timeout or 10**6, max(1, self._seconds_left())),
-                                                self.credit_per_check, self._folder, self.nb.cells[:cell_index])
+                    left = max(1, self._seconds_left())  # the submission's budget, in wall-clock time
+                    await self._link.judge_cell(cell, cell_index, setup, min(self.timeout or 10**6, left),
+                                                self.credit_per_check, self._folder, self.nb.cells[:cell_index],
+                                                wall_seconds=left)
                 except Abort as abort:  # the kernel died, ran out of memory or ran over time
                     cell.source = original
                     # the checks that passed before it keep their points: then the cell says so as text
