@@ -6,7 +6,7 @@ import sys
 import time
 
 from hardened_grading import cpu_wait
-from hardened_grading.judge.link import TestCellRun
+from hardened_grading.judge import link
 
 
 def schedstat(path, waited_ns):
@@ -61,7 +61,7 @@ def test_a_kernel_without_a_sandbox_is_its_own_process_and_an_ended_one_is_none(
 def test_a_test_cell_that_waited_for_a_cpu_has_that_time_left(tmp_path):
     path = schedstat(tmp_path / "kernel", 0)
     _, waited = cpu_wait.counter(path)
-    run = TestCellRun(0, 5.0, waited, started=time.monotonic() - 4.0)
+    run = link.TestCellRun(0, 5.0, waited, started=time.monotonic() - 4.0)
     assert run.remaining() < 1.5
     schedstat(tmp_path / "kernel", 3 * 10**9)  # 3 of its 4 s waiting for a CPU
     assert 3.5 < run.remaining() <= 4.0
@@ -70,6 +70,6 @@ def test_a_test_cell_that_waited_for_a_cpu_has_that_time_left(tmp_path):
 def test_the_waits_never_take_a_test_cell_past_the_submissions_budget(tmp_path):
     path = schedstat(tmp_path / "kernel", 3 * 10**9)
     _, waited = cpu_wait.counter(path)
-    run = TestCellRun(0, 5.0, waited, started=time.monotonic() - 4.0, wall_seconds=4.5)
+    run = link.TestCellRun(0, 5.0, waited, started=time.monotonic() - 4.0, wall_seconds=4.5)
     schedstat(tmp_path / "kernel", 6 * 10**9)  # 3 of its 4 s waiting for a CPU: 4 s of its limit left ...
     assert run.remaining() <= 0.5  # ... but half a second of the submission's
