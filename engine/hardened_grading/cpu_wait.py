@@ -85,10 +85,6 @@ def _children():
     return children
 
 
-def _parent_of(pid, children):
-    return next((parent for parent, below in children.items() if pid in below), None)
-
-
 def _name(pid):
     try:
         with open(f"/proc/{pid}/comm") as comm:
@@ -105,12 +101,12 @@ def kernel_thread(pid):
     sandbox). None when `pid` is None or has ended."""
     if pid is None or run_delay(f"/proc/{pid}/schedstat") is None:
         return None
-    children, level = _children(), [(None, pid)]
+    children, level = _children(), [(None, pid)]  # (parent, process) pairs, one level of the tree at a time
     while level:
-        below = [(parent, child) for _, parent in level for child in children.get(parent, ())]
-        for parent, child in below:
+        below = [(above, parent, child) for above, parent in level for child in children.get(parent, ())]
+        for above, parent, child in below:
             # bwrap (the launcher, which became it) starts the sandbox's init, bwrap again, whose child is the kernel
-            if _name(parent) == "bwrap" and _name(_parent_of(parent, children)) == "bwrap" and _name(child) != "bwrap":
+            if _name(above) == "bwrap" and _name(parent) == "bwrap" and _name(child) != "bwrap":
                 return f"/proc/{child}/schedstat"
-        level = below
+        level = [(parent, child) for _, parent, child in below]
     return f"/proc/{pid}/schedstat"
