@@ -154,8 +154,13 @@ c.HTMLExporter.preprocessors = ["hardened_grading.preprocessors.inert.InertConte
 c.HTMLExporter.filters = {"markdown2html": "hardened_grading.preprocessors.inert.markdown2html"}
 
 # release_feedback releases everyone's feedback it can: one submission placed by hand (no timestamp.txt
-# or submission_secret.txt) is named and skipped, not the end of the release (engine/hardened_grading/exchange.py).
+# or submission_secret.txt) is named and skipped, not the end of the release (engine/hardened_grading/exchange/).
 c.ExchangeFactory.release_feedback = "hardened_grading.exchange.ReleaseFeedback"
 # collect copies what students submitted without following a link they left in the exchange, and without any
 # FIFO, socket or device (nbgrader's copies the files links point to, with the instructor's permissions).
 c.ExchangeFactory.collect = "hardened_grading.exchange.Collect"
+# On a shared machine (a JupyterHub), release never makes the exchange writable by every user, and a submission
+# is its student's and the graders' alone (engine/hardened_grading/exchange/folders.py; students' configuration:
+# docs/instructors/workflow.md, step 2).
+c.ExchangeFactory.release_assignment = "hardened_grading.exchange.ReleaseAssignment"
+c.ExchangeFactory.submit = "hardened_grading.exchange.Submit"

@@ -43,6 +43,8 @@ Its folders follow nbgrader's extension points:
 - :mod:`.class_grading`: ``hardened-grade``, a whole class in parallel (command, pool, worker, progress), and
   after it the grade table, the class report and Slurm grading (``hardened-scores``, ``hardened-report``,
   ``hardened-slurm``);
+- :mod:`.exchange`: nbgrader's exchange for a machine the students share (release, submit, collect, release
+  feedback, one class per module; ``hardened-exchange`` makes its folders private);
 - :mod:`.untrusted`: a student's folder and text, handled without trusting them;
 - :mod:`.errors`: every exception a user can meet; :mod:`.moved`: the old dotted paths.
 """

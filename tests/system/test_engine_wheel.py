@@ -132,7 +132,7 @@ def test_the_fresh_environment_has_the_engine_and_no_course(engine_alone):
     assert "site-packages" in where and str(ROOT) not in where, where
     assert course == [], f"the engine's environment has the course's packages: {course}"
     assert all((bin_folder / name).exists() for name in ("hardened-grade", "hardened-report", "hardened-scores",
-                                                         "hardened-slurm"))
+                                                         "hardened-slurm", "hardened-exchange"))
 
 
 def test_the_course_wheel_no_longer_carries_the_engine(tmp_path):

@@ -23,12 +23,10 @@ import re
 import shutil
 
 from nbgrader.exchange.abc.exchange import ExchangeError
-from nbgrader.exchange.default import exchange as default_exchange
-from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import notebook_hash
 
-from .untrusted import folder as student_folder
+from ..untrusted import folder as student_folder
 
 
 def _read(path):
@@ -135,55 +133,3 @@ def _notebook_ids_of(folder):
     if folder is None:
         return None
     return {os.path.basename(path)[:-len(".ipynb")] for path in glob.glob(os.path.join(folder, "*.ipynb"))}
-
-
-class Collect(ExchangeCollect):
-    """nbgrader's collect (the default exchange), which copies a submission's plain entries only.
-
-    A student writes their submission into the exchange's inbound folder, so they can leave there a symbolic
-    link to any file the instructor can read (the course's source notebooks, the gradebook), a FIFO that
-    would block the copy for ever, or a hard link. nbgrader's collect copies with ``shutil.copytree``, which
-    copies what links point to, with the instructor's permissions. This one copies only regular files with
-    one link, and folders (:func:`hardened_grading.untrusted.folder.why_unsafe`); each other entry is left out
-    and logged. nbgrader's own rules (``CourseDirectory.ignore``, ``include``, ``max_file_size``,
-    ``max_dir_size``) apply as before.
-    """
-
-    def do_copy(self, src, dest, log=None):
-        why = student_folder.not_a_folder(src)
-        if why:
-            raise student_folder.UnsafeEntry(f"the submission {student_folder.shown(src)} is {why}: not collected")
-        dir_size = self.get_size(src)
-        if dir_size > 1000 * self.coursedir.max_dir_size:
-            self.log.error("Directory size is too big")
-            raise RuntimeError(f"Directory size is too big. Size is {dir_size}, maximum size is "
-                               f"{1000 * self.coursedir.max_dir_size}")
-        nbgrader_ignore = default_exchange.ignore_patterns(
-            exclude=self.coursedir.ignore, include=self.coursedir.include,
-            max_file_size=self.coursedir.max_file_size, log=self.log)
-
-        def ignore(folder, names):
-            left_out = set(nbgrader_ignore(folder, names))
-            for name in sorted(set(names) - left_out):
-                try:
-                    why = student_folder.why_unsafe(os.lstat(os.path.join(folder, name)))
-                except OSError as error:
-                    why = f"unreadable ({error.strerror})"
-                if why:
-                    self.log.error("Not collecting %s: it is %s (a submission holds regular files and folders only)",
-                                   student_folder.shown(os.path.join(folder, name)), why)
-                    left_out.add(name)
-            return left_out
-
-        # symlinks=True: a link that appears after the check above is copied as a link, and removed below
-        shutil.copytree(src, dest, symlinks=True, ignore=ignore)
-        student_folder.remove_unsafe(dest, os.path.basename(os.path.dirname(dest)), "the collected folder")
-        if self.coursedir.groupshared:  # as nbgrader's: copytree copied the modes, give the group rw back
-            for dirname, _, filenames in os.walk(dest):
-                for path, wanted in [(dirname, 0o2770), *((os.path.join(dirname, f), 0o660) for f in filenames)]:
-                    mode = os.stat(path).st_mode
-                    if mode & wanted != wanted:
-                        try:
-                            os.chmod(path, (mode | wanted) & 0o2777)
-                        except PermissionError:
-                            self.log.warning("Could not update permissions of %s to make it groupshared", path)
