@@ -18,12 +18,10 @@ submits in alice's name (:data:`FORGE`).
 Needs root (CI runs as root): the accounts are made with ``useradd``.
 """
 
-import grp
 import os
 import pwd
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -43,7 +41,8 @@ FORGE = f"""
 forged = os.path.join(os.path.dirname(SUBMISSION), SUBMISSION.split('/')[-1].split('+')[0]
                       + '+' + SUBMISSION.split('+')[1] + '+2099-01-01 00:00:00.000000 UTC+forged')
 os.mkdir(forged)
-notebook = open(os.path.join(RELEASE, 'problem1.ipynb')).read().replace('raise NotImplementedError()', {'answer = ' + repr(BOB_ANSWER)!r})
+notebook = open(os.path.join(RELEASE, 'problem1.ipynb')).read()
+notebook = notebook.replace('raise NotImplementedError()', {'answer = ' + repr(BOB_ANSWER)!r})
 open(os.path.join(forged, 'problem1.ipynb'), 'w').write(notebook)
 open(os.path.join(forged, 'timestamp.txt'), 'w').write('2099-01-01 00:00:00.000000 UTC')
 """
@@ -85,7 +84,8 @@ def account(name, home, groups=()):
 def config(exchange, engine):
     lines = [f"c.CourseDirectory.course_id = {COURSE!r}", f"c.Exchange.root = {str(exchange)!r}"]
     if engine:
-        lines += [f"c.ExchangeFactory.{name} = 'hardened_grading.exchange.{cls}'" for name, cls in ENGINE_CLASSES.items()]
+        lines += [f"c.ExchangeFactory.{name} = 'hardened_grading.exchange.{cls}'"
+                  for name, cls in ENGINE_CLASSES.items()]
     return "c = get_config()\n" + "\n".join(lines) + "\n"
 
 

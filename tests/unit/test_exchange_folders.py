@@ -47,13 +47,16 @@ def test_check_names_each_hole_of_nbgrader_default_layout_and_the_mode_to_give(t
 
 @pytest.mark.parametrize("folder, wide, said", [("outbound", 0o777, "rename or remove"),
                                                 ("feedback", 0o755, "any user can list it"),
-                                                ("inbound", 0o3777, "any user can list it")])
+                                                ("inbound", 0o3777, "any user can list it"),
+                                                ("", 0o1775, "those commands fail"),
+                                                ("inbound", 0o3770, "those commands fail")])
 def test_check_finds_a_folder_opened_to_others(tmp_path, folder, wide, said):
     root = tmp_path / "exchange"
     folders.prepare(root, "c101")
-    os.chmod(root / "c101" / folder, wide)
+    changed = root / folder if folder == "" else root / "c101" / folder
+    os.chmod(changed, wide)
     [(path, problem)] = folders.problems(root, "c101")
-    assert path == root / "c101" / folder and said in problem
+    assert path == changed and said in problem
 
 
 def test_a_home_others_can_enter_is_named(tmp_path):

@@ -96,6 +96,9 @@ def problems(root, course_id):
                                 f"its place (make it {wanted:04o})"))
         if extra & stat.S_IROTH:
             found.append((path, f"{shown}: any user can list it (make it {wanted:04o})"))
+        if wanted & _OTHERS & ~mode:
+            found.append((path, f"{shown}: students lack what nbgrader's fetch_assignment, submit and fetch_feedback "
+                                f"need there, and those commands fail (make it {wanted:04o})"))
         if wanted & stat.S_IWOTH and not mode & stat.S_ISVTX:
             found.append((path, f"{shown}: with no sticky bit, any user can rename or remove what another made in it "
                                 f"(make it {wanted:04o})"))

@@ -47,7 +47,7 @@ def regroup(folder):
     parent = os.path.dirname(folder)
     if not os.stat(parent).st_mode & stat.S_ISGID or os.stat(folder).st_mode & stat.S_ISGID:
         return
-    fresh = folder + "+regrouped"
+    fresh = os.path.join(parent, f".{os.path.basename(folder)}.regrouping")  # a name collect's pattern never matches
     os.mkdir(fresh)
     for name in os.listdir(folder):
         os.rename(os.path.join(folder, name), os.path.join(fresh, name))
