@@ -215,6 +215,16 @@ CLICK_JAVASCRIPT_LINKS = """areas => {
 FORMGRADER_READY = "() => document.querySelector('a[tabindex=\"-1\"]') !== null"
 
 
+def network_idle(page, pending):
+    """Wait for the page's network to be idle (no request for half a second); if it never is, fail naming the
+    requests still pending (`pending`, kept by the caller from the page's request events), not only the time
+    out (a feedback page opened as a file once waited 60 s here, on a loaded machine, and said no more)."""
+    try:
+        page.wait_for_load_state("networkidle")
+    except playwright_api.TimeoutError as error:
+        raise AssertionError(f"the network never went idle; pending: {sorted(pending) or 'none'}") from error
+
+
 def visit(browser, url, screenshots, name, ready=None, areas=STUDENT_AREAS, allowed=()):
     """Open `url` in a fresh page with a recorder of everything a script could do; return what it recorded.
     Screenshots of the top of the page, the honest cells and the hostile ones go to `screenshots`, named `name`-*.png.
@@ -230,9 +240,13 @@ def visit(browser, url, screenshots, name, ready=None, areas=STUDENT_AREAS, allo
     page.on("console", lambda message: seen["console"].append(f"{message.type}: {message.text}"))
     page.on("request", lambda request: seen["requests"].append(request.url))
     page.on("framenavigated", lambda frame: seen["frames"].append(frame.url))
+    pending = set()  # requests started and not finished: named if the network never goes idle
+    page.on("request", lambda request: pending.add(request.url))
+    for event in ("requestfinished", "requestfailed"):
+        page.on(event, lambda request: pending.discard(request.url))
     try:
         page.goto(url, wait_until="load")
-        page.wait_for_load_state("networkidle")
+        network_idle(page, pending)
         if ready:
             try:
                 page.wait_for_function(ready, timeout=30_000)
@@ -242,7 +256,7 @@ def visit(browser, url, screenshots, name, ready=None, areas=STUDENT_AREAS, allo
             try:  # a payload that navigated the page away ends the step: recorded, then looked at again
                 if step == "click":
                     page.evaluate(CLICK_JAVASCRIPT_LINKS, areas)
-                page.wait_for_load_state("networkidle")
+                network_idle(page, pending)
                 seen["active"] = page.evaluate(ACTIVE_IN_PAGE, [areas, list(allowed)])
                 seen["text"] = page.inner_text("body")
                 seen["images"] = page.evaluate(
