@@ -79,3 +79,14 @@ def test_a_submission_is_made_private_without_following_its_links(tmp_path):
     assert [mode(submission), mode(submission / "data")] == [0o750, 0o750]
     assert [mode(submission / "problem1.ipynb"), mode(submission / "data" / "table.csv")] == [0o640, 0o640]
     assert mode(elsewhere) == 0o644
+
+
+@pytest.mark.parametrize("mode, holes", [(0o755, 1), (0o751, 1), (0o2770, 0), (0o700, 0)])
+def test_a_course_folder_students_can_enter_is_named(tmp_path, capsys, mode, holes):
+    root, course = tmp_path / "exchange", tmp_path / "course101"
+    folders.prepare(root, "c101")
+    course.mkdir()
+    os.chmod(course, mode)
+    assert command.main(["check", str(root), "c101", "--course-folder", str(course)]) == (1 if holes else 0)
+    out = capsys.readouterr().out
+    assert out.count("gradebook") == holes, out

@@ -3,7 +3,7 @@
 Examples::
 
     hardened-exchange prepare /srv/nbgrader/exchange course101 --group graders-course101
-    hardened-exchange check /srv/nbgrader/exchange course101 --homes alice bob
+    hardened-exchange check /srv/nbgrader/exchange course101 --homes alice bob --course-folder /srv/course101
 
 ``check`` exits 1 when it finds a hole, naming each folder, what a student could do there, and the mode to
 give it (:mod:`hardened_grading.exchange.folders`).
@@ -35,6 +35,16 @@ def home_problems(users):
     return found
 
 
+def course_folder_problems(folder):
+    """``[(folder, problem)]`` when other users can list or enter the course's folder `folder`, which holds its
+    source notebooks (solutions, hidden tests), the graded work and the gradebook."""
+    mode = os.stat(folder).st_mode
+    if mode & (stat.S_IROTH | stat.S_IXOTH):
+        return [(folder, f"mode {stat.S_IMODE(mode):04o}: students can read the course's source notebooks, graded "
+                         f"work and gradebook (chmod 2770 {folder}, its group the graders')")]
+    return []
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="hardened-exchange", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -49,6 +59,7 @@ def main(argv=None):
                                          "no student may be in it")
     check.add_argument("--homes", nargs="*", default=[], metavar="USER",
                        help="also check that these users' home folders are private")
+    check.add_argument("--course-folder", help="also check that students cannot enter the course's folder")
     arguments = parser.parse_args(argv)
     if arguments.action == "prepare":
         try:
@@ -59,6 +70,8 @@ def main(argv=None):
             print(f"{mode:04o}  {path}")
         return 0
     found = folders.problems(arguments.root, arguments.course) + home_problems(arguments.homes)
+    if arguments.course_folder:
+        found += course_folder_problems(arguments.course_folder)
     for path, problem in found:
         print(f"{path}: {problem}")
     if not found:
