@@ -18,6 +18,14 @@ import sys
 from . import folders
 
 
+def _open_to_others(folder, who_reads_what, fix):
+    """``[(folder, problem)]`` when other users can list or enter `folder`, else ``[]``."""
+    mode = os.stat(folder).st_mode
+    if mode & (stat.S_IROTH | stat.S_IXOTH):
+        return [(folder, f"mode {stat.S_IMODE(mode):04o}: {who_reads_what} ({fix})")]
+    return []
+
+
 def home_problems(users):
     """``[(home, problem)]`` for each of `users` (account names) whose home folder other users can read or enter:
     there, another student reads their notebooks, whatever the exchange's modes."""
@@ -25,24 +33,17 @@ def home_problems(users):
     for user in users:
         try:
             home = pwd.getpwnam(user).pw_dir
-            mode = os.stat(home).st_mode
+            found += _open_to_others(home, f"other users can read {user}'s work there", f"chmod 0700 {home}")
         except (KeyError, FileNotFoundError) as error:
             found.append((user, f"no such account or home folder ({error})"))
-            continue
-        if mode & (stat.S_IROTH | stat.S_IXOTH):
-            found.append((home, f"mode {stat.S_IMODE(mode):04o}: other users can read {user}'s work there "
-                                f"(chmod 0700 {home})"))
     return found
 
 
 def course_folder_problems(folder):
     """``[(folder, problem)]`` when other users can list or enter the course's folder `folder`, which holds its
     source notebooks (solutions, hidden tests), the graded work and the gradebook."""
-    mode = os.stat(folder).st_mode
-    if mode & (stat.S_IROTH | stat.S_IXOTH):
-        return [(folder, f"mode {stat.S_IMODE(mode):04o}: students can read the course's source notebooks, graded "
-                         f"work and gradebook (chmod 2770 {folder}, its group the graders')")]
-    return []
+    return _open_to_others(folder, "students can read the course's source notebooks, graded work and gradebook",
+                           f"chmod 2770 {folder}, its group the graders'")
 
 
 def main(argv=None):
